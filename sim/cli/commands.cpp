@@ -1,0 +1,46 @@
+#include "cli/commands.h"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <map>
+
+#include "util/check.h"
+
+namespace amaxcheck::cli {
+namespace {
+std::map<const CLI::App*, CommandBody>& bodies() {
+  static std::map<const CLI::App*, CommandBody> table;
+  return table;
+}
+}  // namespace
+
+const char* tool_version() { return "0.1.0"; }
+
+void add_command(CLI::App&, CLI::App* sub, CommandBody body) { bodies()[sub] = std::move(body); }
+
+void register_commands(CLI::App& app) {
+  register_demo(app);
+}
+
+int run_selected(CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) {
+    auto it = bodies().find(sub);
+    if (it == bodies().end()) continue;
+    try {
+      return it->second();
+    } catch (const InputError& e) {
+      fmt::print(stderr, "error: {}\n", e.what());
+      return exit_bad_input;
+    } catch (const InternalError& e) {
+      fmt::print(stderr, "{}\n", e.what());
+      return exit_internal;
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "internal error: {}\n", e.what());
+      return exit_internal;
+    }
+  }
+  return exit_bad_input;
+}
+
+}  // namespace amaxcheck::cli

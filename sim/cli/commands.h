@@ -1,0 +1,30 @@
+#pragma once
+/// The CLI's subcommands. Each lives in its own cmd_*.cpp and registers itself through
+/// register_commands; main() only parses and dispatches.
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace amaxcheck::cli {
+
+inline constexpr int exit_clean = 0;
+inline constexpr int exit_hazard = 1;
+inline constexpr int exit_bad_input = 2;
+inline constexpr int exit_internal = 3;
+
+const char* tool_version();
+
+/// Registers every subcommand on `app`.
+void register_commands(CLI::App& app);
+/// Runs the parsed subcommand, mapping InputError to 2 and InternalError to 3.
+int run_selected(CLI::App& app);
+
+/// A subcommand's body; registered with add_command.
+using CommandBody = std::function<int()>;
+void add_command(CLI::App& app, CLI::App* sub, CommandBody body);
+
+// One registration function per subcommand file.
+void register_demo(CLI::App& app);
+
+}  // namespace amaxcheck::cli

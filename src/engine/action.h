@@ -1,0 +1,42 @@
+#pragma once
+/// Actions: the atomic steps of a run. The engine says which are enabled; a scheduler picks.
+///
+/// - issue:    host thread `lane` of `rank` issues its next op (queues it on a stream, or
+///             performs a host-blocking op when its condition holds).
+/// - execute:  stream `lane` of `rank` runs its head op (kernel, copy, event op) atomically.
+/// - join:     stream `lane` of `rank` starts its head collective; the stream stays occupied
+///             until the rendezvous completes.
+/// - complete: the pending collective of communicator `lane` completes on every member.
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+
+namespace amaxcheck {
+
+enum class ActionKind : std::uint8_t { issue, execute, join, complete };
+
+const char* to_string(ActionKind kind);
+
+struct Action {
+  ActionKind kind = ActionKind::issue;
+  RankId rank = 0;     ///< unused (0) for complete
+  std::uint32_t lane = 0;  ///< thread (issue), stream (execute, join) or comm (complete)
+
+  friend auto operator<=>(const Action&, const Action&) = default;
+};
+
+/// One object an action touched, for partial-order reduction: two actions are dependent when
+/// they share an actor or one writes an object the other reads or writes.
+struct Touch {
+  std::uint64_t object = 0;
+  bool write = false;
+};
+
+/// Stable identity of the actor that performs `action` (a host thread, a stream, or a comm).
+std::uint64_t actor_key(const Action& action);
+
+}  // namespace amaxcheck

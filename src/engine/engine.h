@@ -1,0 +1,123 @@
+#pragma once
+/// The semantics engine: the simulated GPU/NCCL execution model and the oracle of amaxcheck.
+///
+/// Given a Scenario, the engine holds the run state (host program counters, stream queues,
+/// events, communicator rendezvous, buffer values, vector clocks). It answers which actions
+/// are enabled and applies one at a time. It never chooses: a scheduler (sim/) picks.
+///
+/// Semantics (see shared/DESIGN.md section 3):
+/// - streams are FIFOs; an op runs after the previous op of its stream completed;
+/// - stream_wait_event / work_wait capture the event's latest record at issue time;
+/// - host-blocking ops return only when their stream / event / device has drained;
+/// - the k-th collective a rank issues on a communicator matches the k-th of every member; a
+///   collective occupies its stream until every member joined, then completes atomically;
+/// - a collective joins only after the rank's previous collective on the same communicator
+///   completed (NCCL's implicit edge, in host issue order, across streams);
+/// - under KernelConcurrency::serialized, a collective joins only after every collective its
+///   rank issued earlier (on any communicator) completed;
+/// - a rendezvous whose members disagree on kind, count, dtype, op or root never completes
+///   (NCCL's behaviour is undefined; a hang is the usual outcome) and is reported.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/action.h"
+#include "engine/observer.h"
+#include "model/scenario.h"
+
+namespace amaxcheck {
+
+/// Deliberately planted bugs, so the test suites can prove they would notice them.
+enum class Mutant : std::uint8_t {
+  none,
+  complete_without_all_members,  ///< a collective completes once any member joined
+  ignore_event_waits,            ///< stream_wait_event / work_wait do nothing
+  drop_comm_ordering,            ///< no implicit edge between ops of one communicator
+  skip_finite_check,             ///< scale update uses a zero / inf / NaN amax
+};
+
+struct EngineOptions {
+  Mutant mutant = Mutant::none;
+  /// Record the values each step writes in its Step, when the write is at most this many
+  /// elements (for traces).
+  std::size_t record_values_up_to = 16;
+};
+
+/// Values written by one step to one range of one rank.
+struct WrittenValues {
+  RankId rank = 0;
+  Range range;
+  std::vector<float> values;
+};
+
+/// The record of one applied action: what a trace line holds.
+struct Step {
+  std::size_t index = 0;
+  Action action;
+  OpRef op;               ///< complete: the op of the first member
+  std::string op_name;
+  std::string lane;       ///< "thread main" / "stream compute" / "comm dp"
+  bool collective = false;
+  CommId comm = 0;
+  std::uint64_t seq = 0;  ///< collectives: index on the communicator
+  std::vector<WrittenValues> written;
+  std::vector<Touch> touches;
+};
+
+/// Something that cannot progress, for deadlock reports.
+struct Stuck {
+  RankId rank = 0;
+  std::string lane;            ///< "thread main" / "stream grad"
+  std::uint64_t lane_key = 0;  ///< actor key of the lane (matches waits_on entries)
+  OpRef op;
+  std::string op_name;
+  std::string origin;
+  std::string waiting_for;     ///< human-readable reason
+  std::vector<std::uint64_t> waits_on;  ///< actor keys of the lanes it waits for
+  std::vector<RankId> missing_ranks;    ///< collectives: members that never issued it
+};
+
+class Engine {
+ public:
+  explicit Engine(const Scenario& scenario, EngineOptions options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void add_observer(Observer* observer);
+
+  /// Enabled actions in a canonical order (ranks, then threads, streams, comms).
+  const std::vector<Action>& enabled() const;
+  /// Applies an enabled action; throws InternalError if it is not enabled.
+  Step apply(const Action& action);
+  /// Tells observers the run ended. Call once, when enabled() is empty.
+  void finish();
+
+  /// True when every program finished and every stream drained.
+  bool done() const;
+  /// When nothing is enabled but work remains: what is blocked, and on what.
+  std::vector<Stuck> stuck() const;
+
+  std::size_t steps() const;
+  const Scenario& scenario() const;
+  /// Current contents of a rank's buffer range.
+  std::vector<float> read(RankId rank, const Range& range) const;
+  /// Human-readable name of an action's lane: "thread main", "stream compute", "comm dp".
+  std::string lane_name(const Action& action) const;
+  /// The actor id (vector clock component) of a rank's thread or stream.
+  ActorId thread_actor(RankId rank, ThreadId thread) const;
+  ActorId stream_actor(RankId rank, StreamId stream) const;
+  std::size_t actor_count() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+/// Runs `engine` to the end, always picking the first enabled action (for tests).
+std::vector<Step> run_first_enabled(Engine& engine);
+
+}  // namespace amaxcheck

@@ -1,0 +1,62 @@
+#pragma once
+/// What the engine tells detectors. Detectors observe these events and never steer the run.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/action.h"
+#include "engine/vector_clock.h"
+#include "model/scenario.h"
+
+namespace amaxcheck {
+
+class Engine;
+
+/// Where an op lives and what it is, for naming hazard participants.
+struct OpSite {
+  OpRef ref;
+  const Op* op = nullptr;
+  std::string lane;  ///< "thread main", "stream compute", ...
+  std::size_t step = 0;
+};
+
+/// A host thread issued an op (device ops are queued; host-blocking ops have returned).
+struct IssueEvent {
+  OpSite site;
+  const VectorClock* thread_clock = nullptr;  ///< the issuing thread's clock, after the issue
+  ActorId thread_actor = 0;
+  std::uint64_t seq = 0;  ///< collectives: 0-based index among this rank's ops on op->comm
+};
+
+/// A device op or host op touched memory. `clock` is the accessing actor's clock at the access;
+/// (actor, epoch) identifies the access itself.
+struct AccessEvent {
+  OpSite site;
+  RankId rank = 0;
+  ActorId actor = 0;
+  Epoch epoch = 0;
+  const VectorClock* clock = nullptr;
+  const std::vector<Range>* reads = nullptr;
+  const std::vector<Range>* writes = nullptr;
+};
+
+/// The pending collective of a communicator completed on every member.
+struct CompleteEvent {
+  CommId comm = 0;
+  std::uint64_t seq = 0;
+  std::size_t step = 0;
+};
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_issue(const IssueEvent&) {}
+  virtual void on_access(const AccessEvent&) {}
+  virtual void on_complete(const CompleteEvent&) {}
+  /// Called once when no action is enabled (finished, or stuck).
+  virtual void on_finish(const Engine&) {}
+};
+
+}  // namespace amaxcheck
