@@ -20,6 +20,11 @@ const char* tool_version() { return "0.1.0"; }
 void add_command(CLI::App&, CLI::App* sub, CommandBody body) { bodies()[sub] = std::move(body); }
 
 void register_commands(CLI::App& app) {
+  register_check(app);
+  register_replay(app);
+  register_shrink(app);
+  register_export(app);
+  register_protocols(app);
   register_demo(app);
 }
 

@@ -25,6 +25,11 @@ using CommandBody = std::function<int()>;
 void add_command(CLI::App& app, CLI::App* sub, CommandBody body);
 
 // One registration function per subcommand file.
+void register_check(CLI::App& app);
+void register_replay(CLI::App& app);
+void register_shrink(CLI::App& app);
+void register_export(CLI::App& app);
+void register_protocols(CLI::App& app);
 void register_demo(CLI::App& app);
 
 }  // namespace amaxcheck::cli

@@ -19,6 +19,8 @@ const char* to_string(OpKind kind) {
     case OpKind::stream_synchronize: return "stream_synchronize";
     case OpKind::event_synchronize: return "event_synchronize";
     case OpKind::device_synchronize: return "device_synchronize";
+    case OpKind::host_signal: return "host_signal";
+    case OpKind::host_wait: return "host_wait";
   }
   return "?";
 }
@@ -30,10 +32,12 @@ bool is_collective(OpKind kind) {
 
 bool is_host_blocking(OpKind kind) {
   return kind == OpKind::stream_synchronize || kind == OpKind::event_synchronize ||
-         kind == OpKind::device_synchronize;
+         kind == OpKind::device_synchronize || kind == OpKind::host_wait;
 }
 
-bool is_device_op(OpKind kind) { return !is_host_blocking(kind); }
+bool is_host_op(OpKind kind) { return is_host_blocking(kind) || kind == OpKind::host_signal; }
+
+bool is_device_op(OpKind kind) { return !is_host_op(kind); }
 
 int member_index(const Communicator& comm, RankId rank) {
   for (std::size_t i = 0; i < comm.members.size(); ++i) {

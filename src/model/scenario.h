@@ -65,12 +65,16 @@ enum class OpKind : std::uint8_t {
   stream_synchronize,  ///< host blocks until `stream` has drained what was issued before
   event_synchronize,   ///< host blocks until the latest record of `event` completed
   device_synchronize,  ///< host blocks until every stream of the rank drained
+  // Host-thread coordination (e.g. loss.backward() returning once the autograd thread is done).
+  host_signal,  ///< increments the rank's host flag `flag`
+  host_wait,    ///< host blocks until host flag `flag` was signalled at least `count` times
 };
 
 const char* to_string(OpKind kind);
 bool is_collective(OpKind kind);
-bool is_host_blocking(OpKind kind);
-bool is_device_op(OpKind kind);  // everything that is queued on a stream
+bool is_host_blocking(OpKind kind);  // the *_synchronize ops and host_wait
+bool is_host_op(OpKind kind);        // runs on the issuing thread: host-blocking + host_signal
+bool is_device_op(OpKind kind);      // everything that is queued on a stream
 
 /// Parameters of amax_and_scale_update over `tensors` tensors with a `history_len` window.
 /// reads: [0] history (history_len x tensors, row-major, row 0 = newest), [1] scale (tensors)
@@ -98,6 +102,9 @@ struct Op {
   std::vector<Range> reads;
   std::vector<Range> writes;
   std::vector<float> values;  ///< fill only
+  std::uint32_t flag = 0;     ///< host_signal / host_wait: index into Rank::flags
+  std::uint32_t count = 0;    ///< host_wait: signals required
+  double cost_us = 0;         ///< timed runs: kernel duration; 0 = the cost model's default
 };
 
 struct Buffer {
@@ -127,6 +134,7 @@ struct Rank {
   std::vector<Stream> streams;
   std::vector<Event> events;
   std::vector<Buffer> buffers;
+  std::vector<std::string> flags;  ///< host flags (names), for host_signal / host_wait
 };
 
 struct Communicator {

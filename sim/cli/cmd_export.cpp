@@ -1,0 +1,8 @@
+#include "cli/commands.h"
+
+namespace amaxcheck::cli {
+
+// Placeholder until the owning issue lands; registers nothing.
+void register_export(CLI::App&) {}
+
+}  // namespace amaxcheck::cli

@@ -1,0 +1,25 @@
+#pragma once
+/// Scenario files: JSON <-> Scenario. Documented in traces/SCENARIO.md.
+///
+/// A scenario file either names a protocol and its knobs, or writes the per-rank programs out
+/// in full (threads, streams, events, buffers, communicators, ops). Every error is an
+/// InputError naming the field path (e.g. `ranks[1].threads[0].program[3].reads[0].count`)
+/// and what was expected.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/scenario.h"
+
+namespace amaxcheck {
+
+/// The full, explicit form of a scenario (always written out in full, never as a protocol).
+nlohmann::json scenario_to_json(const Scenario& scenario);
+
+/// Parses either form. `where` names the source (a file path) for error messages.
+Scenario scenario_from_json(const nlohmann::json& doc, const std::string& where);
+
+/// Reads and parses a scenario file; JSON syntax errors name the line.
+Scenario load_scenario_file(const std::string& path);
+
+}  // namespace amaxcheck
