@@ -112,8 +112,10 @@ class Engine {
   ActorId stream_actor(RankId rank, StreamId stream) const;
   std::size_t actor_count() const;
 
- private:
+  /// Opaque run state, defined in engine_state.h for the engine's own source files.
   struct State;
+
+ private:
   std::unique_ptr<State> state_;
 };
 

@@ -1,0 +1,182 @@
+// The semantics engine: enabled actions and their effects. See engine.h for the rules.
+#include "engine/engine.h"
+
+#include <fmt/format.h>
+
+#include "engine/engine_state.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+
+Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(o) {
+  for (const Rank& rank : s.ranks) {
+    actor_base.push_back(static_cast<ActorId>(actor_count));
+    actor_count += rank.threads.size() + rank.streams.size();
+  }
+  ranks.resize(s.ranks.size());
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const Rank& rank = s.ranks[r];
+    RankState& st = ranks[r];
+    ActorId next = actor_base[r];
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) {
+      st.threads.push_back(ThreadState{0, next++, VectorClock(actor_count)});
+    }
+    for (std::size_t k = 0; k < rank.streams.size(); ++k) {
+      st.streams.push_back(StreamState{next++, {}, VectorClock(actor_count)});
+    }
+    st.latest_record.resize(rank.events.size());
+    st.flag_signals.resize(rank.flags.size());
+    for (const Buffer& b : rank.buffers) {
+      std::vector<float> values(b.size, 0.0f);
+      std::copy_n(b.init.begin(), std::min<std::size_t>(b.init.size(), b.size), values.begin());
+      st.buffers.push_back(std::move(values));
+    }
+  }
+  comms.resize(s.comms.size());
+}
+
+Engine::Engine(const Scenario& scenario, EngineOptions options)
+    : state_(std::make_unique<State>(scenario, options)) {}
+Engine::~Engine() = default;
+
+void Engine::add_observer(Observer* observer) { state_->observers.push_back(observer); }
+std::size_t Engine::steps() const { return state_->step; }
+const Scenario& Engine::scenario() const { return state_->scenario; }
+std::size_t Engine::actor_count() const { return state_->actor_count; }
+ActorId Engine::thread_actor(RankId rank, ThreadId thread) const { return state_->actor_base[rank] + thread; }
+ActorId Engine::stream_actor(RankId rank, StreamId stream) const {
+  return state_->actor_base[rank] + static_cast<ActorId>(state_->scenario.ranks[rank].threads.size()) + stream;
+}
+
+std::vector<float> Engine::read(RankId rank, const Range& range) const {
+  const auto& buf = state_->ranks.at(rank).buffers.at(range.buffer);
+  AMAX_CHECK(range.offset + range.count <= buf.size(), "read past the end of a buffer");
+  return {buf.begin() + range.offset, buf.begin() + range.offset + range.count};
+}
+
+std::string Engine::lane_name(const Action& action) const {
+  const Scenario& s = state_->scenario;
+  switch (action.kind) {
+    case ActionKind::issue: return "thread " + s.ranks[action.rank].threads[action.lane].name;
+    case ActionKind::execute:
+    case ActionKind::join: return "stream " + s.ranks[action.rank].streams[action.lane].name;
+    case ActionKind::complete: return "comm " + s.comms[action.lane].name;
+  }
+  return "?";
+}
+
+namespace {
+
+bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
+  const RankState& rank = st.ranks[r];
+  switch (op.kind) {
+    case OpKind::stream_synchronize: return rank.streams[op.stream].queue.empty();
+    case OpKind::event_synchronize: {
+      const auto& rec = rank.latest_record[op.event];
+      return !rec || rec->done;
+    }
+    case OpKind::device_synchronize:
+      for (const auto& s : rank.streams) {
+        if (!s.queue.empty()) return false;
+      }
+      return true;
+    case OpKind::host_wait: return rank.flag_signals[op.flag].size() >= op.count;
+    default: return true;
+  }
+}
+
+/// A collective at the head of a stream may join: NCCL's per-comm order, and under serialized
+/// kernels the device's launch order.
+bool may_join(const Engine::State& st, RankId r, const QueuedOp& q) {
+  const RankState& rank = st.ranks[r];
+  if (st.options.mutant != Mutant::drop_comm_ordering) {
+    auto it = rank.comm_completed.find(q.op->comm);
+    const std::uint64_t completed = it == rank.comm_completed.end() ? 0 : it->second;
+    if (completed != q.seq) return false;
+  }
+  if (st.scenario.kernels == KernelConcurrency::serialized) {
+    AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
+    if (rank.uncompleted.front() != std::make_pair(q.op->comm, q.seq)) return false;
+  }
+  return true;
+}
+
+bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
+  switch (q.op->kind) {
+    case OpKind::stream_wait_event:
+    case OpKind::work_wait:
+      return st.options.mutant == Mutant::ignore_event_waits || !q.record || q.record->done;
+    default: return true;
+  }
+  (void)r;
+}
+
+bool rendezvous_ready(const Engine::State& st, CommId c) {
+  const CommState& comm = st.comms[c];
+  auto it = comm.pending.find(comm.next_seq);
+  if (it == comm.pending.end()) return false;
+  const Rendezvous& rv = it->second;
+  if (st.options.mutant == Mutant::complete_without_all_members) return rv.joined > 0;
+  if (rv.joined != rv.members.size()) return false;
+  const Op* first = rv.members.front()->op;
+  for (const auto& m : rv.members) {
+    if (!collectives_agree(*first, *m->op)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const std::vector<Action>& Engine::enabled() const {
+  State& st = *state_;
+  if (st.enabled_valid) return st.enabled;
+  st.enabled.clear();
+  const Scenario& s = st.scenario;
+  for (RankId r = 0; r < s.ranks.size(); ++r) {
+    const RankState& rank = st.ranks[r];
+    for (ThreadId t = 0; t < rank.threads.size(); ++t) {
+      const auto& program = s.ranks[r].threads[t].program;
+      const std::uint32_t pc = rank.threads[t].pc;
+      if (pc < program.size() && host_op_ready(st, r, program[pc])) {
+        st.enabled.push_back({ActionKind::issue, r, t});
+      }
+    }
+    for (StreamId k = 0; k < rank.streams.size(); ++k) {
+      const auto& queue = rank.streams[k].queue;
+      if (queue.empty()) continue;
+      const QueuedOp& head = queue.front();
+      if (is_collective(head.op->kind)) {
+        if (!head.joined && may_join(st, r, head)) st.enabled.push_back({ActionKind::join, r, k});
+      } else if (head_ready(st, r, head)) {
+        st.enabled.push_back({ActionKind::execute, r, k});
+      }
+    }
+  }
+  for (CommId c = 0; c < s.comms.size(); ++c) {
+    if (rendezvous_ready(st, c)) st.enabled.push_back({ActionKind::complete, 0, c});
+  }
+  st.enabled_valid = true;
+  return st.enabled;
+}
+
+bool Engine::done() const {
+  const State& st = *state_;
+  for (RankId r = 0; r < st.ranks.size(); ++r) {
+    for (ThreadId t = 0; t < st.ranks[r].threads.size(); ++t) {
+      if (st.ranks[r].threads[t].pc < st.scenario.ranks[r].threads[t].program.size()) return false;
+    }
+    for (const auto& s : st.ranks[r].streams) {
+      if (!s.queue.empty()) return false;
+    }
+  }
+  return true;
+}
+
+void Engine::finish() {
+  AMAX_CHECK(!state_->finished, "finish() called twice");
+  AMAX_CHECK(enabled().empty(), "finish() called while actions are enabled");
+  state_->finished = true;
+  for (Observer* o : state_->observers) o->on_finish(*this);
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,240 @@
+// The effect of each action on the run state, the observers and the step record.
+#include <fmt/format.h>
+
+#include "engine/engine.h"
+#include "engine/engine_state.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+struct Applier {
+  Engine& engine;
+  Engine::State& st;
+  Step& step;
+
+  void touch(ObjectType type, std::uint32_t rank, std::uint32_t index, bool write) {
+    step.touches.push_back({object_key(type, rank, index), write});
+  }
+  void touch_buffers(RankId r, const Op& op) {
+    for (const Range& range : op.reads) touch(ObjectType::buffer, r, range.buffer, false);
+    for (const Range& range : op.writes) touch(ObjectType::buffer, r, range.buffer, true);
+  }
+  void record_written(RankId r, const Op& op) {
+    for (const Range& range : op.writes) {
+      if (range.count > st.options.record_values_up_to) continue;
+      step.written.push_back({r, range, engine.read(r, range)});
+    }
+  }
+  OpSite site(const OpRef& ref, const Op* op, std::string lane) const {
+    return OpSite{ref, op, std::move(lane), st.step};
+  }
+  void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpSite& where, const Op& op) {
+    if (op.reads.empty() && op.writes.empty()) return;
+    AccessEvent event{where, r, actor, clock[actor], &clock, &op.reads, &op.writes};
+    for (Observer* o : st.observers) o->on_access(event);
+  }
+
+  void issue(const Action& a) {
+    RankState& rank = st.ranks[a.rank];
+    ThreadState& thread = rank.threads[a.lane];
+    const auto& program = st.scenario.ranks[a.rank].threads[a.lane].program;
+    const OpRef ref{a.rank, a.lane, thread.pc};
+    const Op& op = program[thread.pc];
+    ++thread.pc;
+    thread.clock.tick(thread.actor);
+    step.op = ref;
+    step.op_name = op.name;
+    touch(ObjectType::thread, a.rank, a.lane, true);
+    std::uint64_t seq = 0;
+    if (is_host_op(op.kind)) {
+      host_effect(a.rank, thread, op);
+    } else {
+      QueuedOp q{ref, &op, thread.clock, nullptr, 0, st.step, false};
+      touch(ObjectType::stream, a.rank, op.stream, true);
+      if (op.kind == OpKind::event_record) {
+        q.record = std::make_shared<RecordState>(RecordState{false, a.rank, op.stream, {}});
+        rank.latest_record[op.event] = q.record;
+        touch(ObjectType::event, a.rank, op.event, true);
+      } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
+        q.record = rank.latest_record[op.event];
+        touch(ObjectType::event, a.rank, op.event, false);
+      } else if (is_collective(op.kind)) {
+        seq = q.seq = rank.comm_issued[op.comm]++;
+        rank.uncompleted.emplace_back(op.comm, q.seq);
+        touch(ObjectType::comm_rank, a.rank, op.comm, true);
+        touch(ObjectType::launch_order, a.rank, 0, true);
+        step.collective = true;
+        step.comm = op.comm;
+        step.seq = seq;
+      }
+      rank.streams[op.stream].queue.push_back(std::move(q));
+    }
+    IssueEvent event{site(ref, &op, engine.lane_name(a)), &thread.clock, thread.actor, seq};
+    for (Observer* o : st.observers) o->on_issue(event);
+  }
+
+  void host_effect(RankId r, ThreadState& thread, const Op& op) {
+    RankState& rank = st.ranks[r];
+    switch (op.kind) {
+      case OpKind::stream_synchronize:
+        thread.clock.join(rank.streams[op.stream].clock);
+        touch(ObjectType::stream, r, op.stream, false);
+        break;
+      case OpKind::event_synchronize:
+        if (const auto& rec = rank.latest_record[op.event]) thread.clock.join(rec->clock);
+        touch(ObjectType::event, r, op.event, false);
+        break;
+      case OpKind::device_synchronize:
+        for (StreamId k = 0; k < rank.streams.size(); ++k) {
+          thread.clock.join(rank.streams[k].clock);
+          touch(ObjectType::stream, r, k, false);
+        }
+        break;
+      case OpKind::host_signal:
+        rank.flag_signals[op.flag].push_back(thread.clock);
+        touch(ObjectType::flag, r, op.flag, true);
+        break;
+      case OpKind::host_wait:
+        if (op.count > 0) thread.clock.join(rank.flag_signals[op.flag][op.count - 1]);
+        touch(ObjectType::flag, r, op.flag, false);
+        break;
+      default: AMAX_CHECK(false, "not a host op");
+    }
+  }
+
+  void execute(const Action& a) {
+    RankState& rank = st.ranks[a.rank];
+    StreamState& stream = rank.streams[a.lane];
+    QueuedOp q = std::move(stream.queue.front());
+    stream.queue.pop_front();
+    const Op& op = *q.op;
+    stream.clock.join(q.issue_clock);
+    stream.clock.tick(stream.actor);
+    step.op = q.ref;
+    step.op_name = op.name;
+    touch(ObjectType::stream, a.rank, a.lane, true);
+    switch (op.kind) {
+      case OpKind::event_record:
+        q.record->done = true;
+        q.record->clock = stream.clock;
+        touch(ObjectType::event, a.rank, op.event, true);
+        break;
+      case OpKind::stream_wait_event:
+      case OpKind::work_wait:
+        if (q.record && st.options.mutant != Mutant::ignore_event_waits) stream.clock.join(q.record->clock);
+        touch(ObjectType::event, a.rank, op.event, false);
+        break;
+      default:
+        run_kernel(op, rank.buffers, st.options.mutant);
+        touch_buffers(a.rank, op);
+        record_written(a.rank, op);
+        notify_access(a.rank, stream.actor, stream.clock, site(q.ref, &op, engine.lane_name(a)), op);
+    }
+  }
+
+  void join(const Action& a) {
+    RankState& rank = st.ranks[a.rank];
+    StreamState& stream = rank.streams[a.lane];
+    QueuedOp& q = stream.queue.front();
+    const Op& op = *q.op;
+    stream.clock.join(q.issue_clock);
+    if (st.options.mutant != Mutant::drop_comm_ordering) {
+      auto it = rank.comm_last_clock.find(op.comm);
+      if (it != rank.comm_last_clock.end()) stream.clock.join(it->second);
+    }
+    stream.clock.tick(stream.actor);
+    q.joined = true;
+    step.op = q.ref;
+    step.op_name = op.name;
+    step.collective = true;
+    step.comm = op.comm;
+    step.seq = q.seq;
+    touch(ObjectType::stream, a.rank, a.lane, true);
+    touch(ObjectType::comm_rank, a.rank, op.comm, false);
+    touch(ObjectType::launch_order, a.rank, 0, false);
+    touch(ObjectType::rendezvous, 0, op.comm, true);
+    touch_buffers(a.rank, op);
+    const Communicator& comm = st.scenario.comms[op.comm];
+    const int member = member_index(comm, a.rank);
+    AMAX_CHECK(member >= 0, "a collective was issued by a rank outside its communicator");
+    Rendezvous& rv = st.comms[op.comm].pending[q.seq];
+    if (rv.members.empty()) rv.members.resize(comm.members.size());
+    rv.members[static_cast<std::size_t>(member)] = Joined{a.rank, a.lane, q.ref, &op, stream.clock};
+    ++rv.joined;
+    notify_access(a.rank, stream.actor, stream.clock, site(q.ref, &op, engine.lane_name(a)), op);
+  }
+
+  void complete(const Action& a) {
+    const CommId c = a.lane;
+    CommState& comm = st.comms[c];
+    auto node = comm.pending.extract(comm.next_seq);
+    Rendezvous& rv = node.mapped();
+    const std::uint64_t seq = comm.next_seq++;
+    std::vector<const Joined*> members;
+    VectorClock all(st.actor_count);
+    for (const auto& m : rv.members) {
+      if (!m) continue;
+      members.push_back(&*m);
+      all.join(m->clock);
+    }
+    complete_collective(members, st.ranks);
+    step.op = members.front()->ref;
+    step.op_name = members.front()->op->name;
+    step.collective = true;
+    step.comm = c;
+    step.seq = seq;
+    touch(ObjectType::rendezvous, 0, c, true);
+    for (const Joined* m : members) {
+      RankState& rank = st.ranks[m->rank];
+      StreamState& stream = rank.streams[m->stream];
+      AMAX_CHECK(!stream.queue.empty() && stream.queue.front().joined, "completing a collective not at its stream's head");
+      stream.clock.join(all);
+      stream.clock.tick(stream.actor);
+      stream.queue.pop_front();
+      rank.comm_completed[c] = seq + 1;
+      rank.comm_last_clock[c] = stream.clock;
+      auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, seq));
+      if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
+      touch(ObjectType::stream, m->rank, m->stream, true);
+      touch(ObjectType::comm_rank, m->rank, c, true);
+      touch(ObjectType::launch_order, m->rank, 0, true);
+      touch_buffers(m->rank, *m->op);
+      record_written(m->rank, *m->op);
+    }
+    CompleteEvent event{c, seq, st.step};
+    for (Observer* o : st.observers) o->on_complete(event);
+  }
+};
+
+}  // namespace
+
+Step Engine::apply(const Action& action) {
+  State& st = *state_;
+  const auto& en = enabled();
+  AMAX_CHECK(std::find(en.begin(), en.end(), action) != en.end(),
+             fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
+  Step step;
+  step.index = st.step;
+  step.action = action;
+  step.lane = lane_name(action);
+  Applier applier{*this, st, step};
+  switch (action.kind) {
+    case ActionKind::issue: applier.issue(action); break;
+    case ActionKind::execute: applier.execute(action); break;
+    case ActionKind::join: applier.join(action); break;
+    case ActionKind::complete: applier.complete(action); break;
+  }
+  ++st.step;
+  st.enabled_valid = false;
+  return step;
+}
+
+std::vector<Step> run_first_enabled(Engine& engine) {
+  std::vector<Step> steps;
+  while (!engine.enabled().empty()) steps.push_back(engine.apply(engine.enabled().front()));
+  engine.finish();
+  return steps;
+}
+
+}  // namespace amaxcheck

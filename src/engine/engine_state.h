@@ -1,0 +1,106 @@
+#pragma once
+/// Internal run state of the Engine (not part of the public API).
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/vector_clock.h"
+
+namespace amaxcheck {
+
+/// One cudaEventRecord: completes when its stream reaches it.
+struct RecordState {
+  bool done = false;
+  RankId rank = 0;
+  StreamId stream = 0;
+  VectorClock clock;  ///< the recording stream's clock when it completed
+};
+
+/// A device op waiting in (or at the head of) a stream.
+struct QueuedOp {
+  OpRef ref;
+  const Op* op = nullptr;
+  VectorClock issue_clock;                    ///< the issuing thread's clock at issue
+  std::shared_ptr<RecordState> record;        ///< event_record: its record; waits: the awaited one
+  std::uint64_t seq = 0;                      ///< collectives: index on op->comm for this rank
+  std::size_t issue_step = 0;
+  bool joined = false;
+};
+
+struct ThreadState {
+  std::uint32_t pc = 0;
+  ActorId actor = 0;
+  VectorClock clock;
+};
+
+struct StreamState {
+  ActorId actor = 0;
+  std::deque<QueuedOp> queue;
+  VectorClock clock;
+};
+
+struct RankState {
+  std::vector<ThreadState> threads;
+  std::vector<StreamState> streams;
+  std::vector<std::shared_ptr<RecordState>> latest_record;  ///< per event; null = never recorded
+  std::vector<std::vector<VectorClock>> flag_signals;       ///< per host flag: clock per signal
+  std::vector<std::vector<float>> buffers;
+  std::map<CommId, std::uint64_t> comm_issued;     ///< collectives issued per comm
+  std::map<CommId, std::uint64_t> comm_completed;  ///< collectives completed per comm
+  std::map<CommId, VectorClock> comm_last_clock;   ///< clock after the last completion per comm
+  std::deque<std::pair<CommId, std::uint64_t>> uncompleted;  ///< collectives in launch order
+};
+
+/// One member's part of a rendezvous.
+struct Joined {
+  RankId rank = 0;
+  StreamId stream = 0;
+  OpRef ref;
+  const Op* op = nullptr;
+  VectorClock clock;
+};
+
+struct Rendezvous {
+  std::vector<std::optional<Joined>> members;  ///< by member index
+  std::size_t joined = 0;
+};
+
+struct CommState {
+  std::uint64_t next_seq = 0;  ///< the sequence number of the next collective to complete
+  std::map<std::uint64_t, Rendezvous> pending;
+};
+
+struct Engine::State {
+  const Scenario& scenario;
+  EngineOptions options;
+  std::vector<Observer*> observers;
+  std::vector<RankState> ranks;
+  std::vector<CommState> comms;
+  std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
+  std::size_t actor_count = 0;
+  std::size_t step = 0;
+  mutable std::vector<Action> enabled;
+  mutable bool enabled_valid = false;
+  bool finished = false;
+
+  State(const Scenario& s, EngineOptions o);
+};
+
+/// Object keys for partial-order reduction footprints.
+enum class ObjectType : std::uint64_t { thread = 1, stream, event, flag, comm_rank, rendezvous, launch_order, buffer };
+std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index);
+
+/// Whether two matched collectives agree on kind, counts, dtype, reduction op and root.
+bool collectives_agree(const Op& a, const Op& b);
+
+/// Runs a kernel / copy / scale update on one rank's buffers.
+void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant);
+
+/// Computes and writes the outputs of a completed collective on every joined member.
+void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks);
+
+}  // namespace amaxcheck

@@ -1,0 +1,138 @@
+// What blocks a stuck run, and on whom: the raw material of deadlock reports.
+#include <fmt/format.h>
+
+#include "engine/engine.h"
+#include "engine/engine_state.h"
+
+namespace amaxcheck {
+namespace {
+
+std::uint64_t thread_key(RankId r, ThreadId t) { return actor_key({ActionKind::issue, r, t}); }
+std::uint64_t stream_key(RankId r, StreamId s) { return actor_key({ActionKind::execute, r, s}); }
+
+/// The stream of rank `r` that holds collective (comm, seq), if it was issued.
+std::optional<StreamId> stream_holding(const Engine::State& st, RankId r, CommId comm, std::uint64_t seq) {
+  const RankState& rank = st.ranks[r];
+  for (StreamId k = 0; k < rank.streams.size(); ++k) {
+    for (const QueuedOp& q : rank.streams[k].queue) {
+      if (is_collective(q.op->kind) && q.op->comm == comm && q.seq == seq) return k;
+    }
+  }
+  return std::nullopt;
+}
+
+/// Members of `comm` that have not joined collective `seq`, and the lanes they block on.
+void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, Stuck& out) {
+  const Communicator& c = st.scenario.comms[comm];
+  auto it = st.comms[comm].pending.find(seq);
+  for (std::size_t i = 0; i < c.members.size(); ++i) {
+    const bool joined = it != st.comms[comm].pending.end() && !it->second.members.empty() && it->second.members[i];
+    if (joined) continue;
+    const RankId r = c.members[i];
+    if (auto s = stream_holding(st, r, comm, seq)) {
+      out.waits_on.push_back(stream_key(r, *s));
+    } else {
+      out.missing_ranks.push_back(r);
+      for (ThreadId t = 0; t < st.ranks[r].threads.size(); ++t) out.waits_on.push_back(thread_key(r, t));
+    }
+  }
+}
+
+void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& out) {
+  const RankState& rank = st.ranks[r];
+  const QueuedOp& q = rank.streams[k].queue.front();
+  const Op& op = *q.op;
+  const Scenario& s = st.scenario;
+  if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
+    out.waiting_for = fmt::format("event {} recorded on stream {}", s.ranks[r].events[op.event].name,
+                                  s.ranks[r].streams[q.record->stream].name);
+    out.waits_on.push_back(stream_key(r, q.record->stream));
+    return;
+  }
+  if (!is_collective(op.kind)) return;
+  const std::string comm = s.comms[op.comm].name;
+  if (q.joined) {
+    auto it = st.comms[op.comm].pending.find(q.seq);
+    bool agree = true;
+    if (it != st.comms[op.comm].pending.end()) {
+      for (const auto& m : it->second.members) {
+        if (m && !collectives_agree(*m->op, op)) agree = false;
+      }
+    }
+    out.waiting_for = agree ? fmt::format("the other members of comm {} to join collective #{}", comm, q.seq)
+                            : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);
+    missing_members(st, op.comm, q.seq, out);
+    return;
+  }
+  auto done = rank.comm_completed.find(op.comm);
+  const std::uint64_t completed = done == rank.comm_completed.end() ? 0 : done->second;
+  if (completed != q.seq) {
+    out.waiting_for = fmt::format("collective #{} on comm {} to complete first (NCCL runs a comm's ops in issue order)", completed, comm);
+    if (auto holder = stream_holding(st, r, op.comm, completed)) out.waits_on.push_back(stream_key(r, *holder));
+    return;
+  }
+  const auto [first_comm, first_seq] = rank.uncompleted.front();
+  out.waiting_for = fmt::format("collective #{} on comm {} to finish (serialized collective kernels run in launch order)",
+                                first_seq, s.comms[first_comm].name);
+  if (auto holder = stream_holding(st, r, first_comm, first_seq)) out.waits_on.push_back(stream_key(r, *holder));
+}
+
+void describe_thread(const Engine::State& st, RankId r, ThreadId t, const Op& op, Stuck& out) {
+  const Rank& rank = st.scenario.ranks[r];
+  switch (op.kind) {
+    case OpKind::stream_synchronize:
+      out.waiting_for = "stream " + rank.streams[op.stream].name + " to drain";
+      out.waits_on.push_back(stream_key(r, op.stream));
+      break;
+    case OpKind::event_synchronize: {
+      const auto& rec = st.ranks[r].latest_record[op.event];
+      out.waiting_for = "event " + rank.events[op.event].name;
+      if (rec) out.waits_on.push_back(stream_key(r, rec->stream));
+      break;
+    }
+    case OpKind::device_synchronize:
+      out.waiting_for = "every stream of the device to drain";
+      for (StreamId k = 0; k < rank.streams.size(); ++k) {
+        if (!st.ranks[r].streams[k].queue.empty()) out.waits_on.push_back(stream_key(r, k));
+      }
+      break;
+    case OpKind::host_wait:
+      out.waiting_for = fmt::format("host flag {} to be signalled {} time(s)", rank.flags[op.flag], op.count);
+      for (ThreadId other = 0; other < rank.threads.size(); ++other) {
+        if (other != t) out.waits_on.push_back(thread_key(r, other));
+      }
+      break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+std::vector<Stuck> Engine::stuck() const {
+  const State& st = *state_;
+  std::vector<Stuck> result;
+  const auto& en = enabled();
+  for (RankId r = 0; r < st.ranks.size(); ++r) {
+    const Rank& rank = st.scenario.ranks[r];
+    for (ThreadId t = 0; t < rank.threads.size(); ++t) {
+      const std::uint32_t pc = st.ranks[r].threads[t].pc;
+      if (pc >= rank.threads[t].program.size()) continue;
+      if (std::find(en.begin(), en.end(), Action{ActionKind::issue, r, t}) != en.end()) continue;
+      const Op& op = rank.threads[t].program[pc];
+      Stuck s{r, "thread " + rank.threads[t].name, thread_key(r, t), OpRef{r, t, pc}, op.name, op.origin, {}, {}, {}};
+      describe_thread(st, r, t, op, s);
+      result.push_back(std::move(s));
+    }
+    for (StreamId k = 0; k < rank.streams.size(); ++k) {
+      const auto& queue = st.ranks[r].streams[k].queue;
+      if (queue.empty()) continue;
+      const QueuedOp& q = queue.front();
+      Stuck s{r, "stream " + rank.streams[k].name, stream_key(r, k), q.ref, q.op->name, q.op->origin, {}, {}, {}};
+      describe_stream_head(st, r, k, s);
+      result.push_back(std::move(s));
+    }
+  }
+  return result;
+}
+
+}  // namespace amaxcheck

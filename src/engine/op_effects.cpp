@@ -1,0 +1,113 @@
+// The value semantics of ops: what kernels and collectives compute.
+#include <cmath>
+
+#include "engine/engine_state.h"
+#include "engine/fp8_math.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+std::span<float> view(std::vector<std::vector<float>>& buffers, const Range& r) {
+  AMAX_CHECK(r.buffer < buffers.size() && r.offset + r.count <= buffers[r.buffer].size(),
+             "range outside its buffer (scenario validation should have caught this)");
+  return std::span<float>(buffers[r.buffer]).subspan(r.offset, r.count);
+}
+
+float reduce(ReduceOp op, float a, float b) { return op == ReduceOp::max ? std::fmax(a, b) : a + b; }
+
+}  // namespace
+
+void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant) {
+  switch (op.kind) {
+    case OpKind::fill: {
+      auto out = view(buffers, op.writes.at(0));
+      AMAX_CHECK(op.values.size() == out.size(), "fill values do not match its range");
+      std::copy(op.values.begin(), op.values.end(), out.begin());
+      return;
+    }
+    case OpKind::local_amax: {
+      auto in = view(buffers, op.reads.at(0));
+      view(buffers, op.writes.at(0))[0] = abs_max(in);
+      return;
+    }
+    case OpKind::fp8_cast: {
+      auto in = view(buffers, op.reads.at(0));
+      const float scale = view(buffers, op.reads.at(1))[0];
+      auto out = view(buffers, op.writes.at(0));
+      for (std::size_t i = 0; i < in.size(); ++i) out[i] = round_to_fp8(in[i] * scale, op.format);
+      return;
+    }
+    case OpKind::copy: {
+      for (std::size_t i = 0; i < op.reads.size(); ++i) {
+        // Copy through a temporary so overlapping ranges behave like a device memcpy of a snapshot.
+        auto in = view(buffers, op.reads[i]);
+        std::vector<float> tmp(in.begin(), in.end());
+        auto out = view(buffers, op.writes.at(i));
+        std::copy(tmp.begin(), tmp.end(), out.begin());
+      }
+      return;
+    }
+    case OpKind::scale_update:
+      amax_and_scale_update(op.scale, view(buffers, op.writes.at(0)), view(buffers, op.writes.at(1)),
+                            view(buffers, op.writes.at(2)), mutant != Mutant::skip_finite_check);
+      return;
+    default:
+      AMAX_CHECK(false, std::string("not a kernel: ") + to_string(op.kind));
+  }
+}
+
+void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks) {
+  const Op& op = *members.front()->op;
+  const std::size_t m = members.size();
+  std::vector<std::vector<float>> inputs;
+  for (const Joined* j : members) {
+    auto in = view(ranks[j->rank].buffers, j->op->reads.at(0));
+    inputs.emplace_back(in.begin(), in.end());
+  }
+  auto reduced = [&] {
+    std::vector<float> acc = inputs.front();
+    for (std::size_t i = 1; i < m; ++i) {
+      for (std::size_t k = 0; k < acc.size() && k < inputs[i].size(); ++k) acc[k] = reduce(op.reduce, acc[k], inputs[i][k]);
+    }
+    return acc;
+  };
+  for (std::size_t i = 0; i < m; ++i) {
+    auto out = view(ranks[members[i]->rank].buffers, members[i]->op->writes.at(0));
+    std::vector<float> result;
+    switch (op.kind) {
+      case OpKind::all_reduce: result = reduced(); break;
+      case OpKind::all_gather:
+        for (const auto& in : inputs) result.insert(result.end(), in.begin(), in.end());
+        break;
+      case OpKind::reduce_scatter: {
+        auto full = reduced();
+        const std::size_t c = out.size();
+        result.assign(full.begin() + static_cast<long>(std::min(full.size(), i * c)),
+                      full.begin() + static_cast<long>(std::min(full.size(), (i + 1) * c)));
+        break;
+      }
+      case OpKind::broadcast: {
+        const std::size_t root = std::min<std::size_t>(op.root, m - 1);
+        result = inputs[root];
+        break;
+      }
+      default: AMAX_CHECK(false, "not a collective");
+    }
+    // Under the complete_without_all_members mutant the shapes may not line up; copy what fits.
+    std::copy_n(result.begin(), std::min(result.size(), out.size()), out.begin());
+  }
+}
+
+bool collectives_agree(const Op& a, const Op& b) {
+  auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };
+  return a.kind == b.kind && count(a.reads) == count(b.reads) && count(a.writes) == count(b.writes) &&
+         a.dtype == b.dtype && (a.kind != OpKind::all_reduce && a.kind != OpKind::reduce_scatter ? true : a.reduce == b.reduce) &&
+         (a.kind != OpKind::broadcast || a.root == b.root);
+}
+
+std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index) {
+  return (static_cast<std::uint64_t>(type) << 56) | (static_cast<std::uint64_t>(rank & 0xFFFFFF) << 32) | index;
+}
+
+}  // namespace amaxcheck
