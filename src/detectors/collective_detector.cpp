@@ -1,0 +1,107 @@
+#include "detectors/collective_detector.h"
+
+#include <fmt/format.h>
+
+#include "detectors/participant.h"
+
+namespace amaxcheck {
+namespace {
+
+std::string signature(const Op& op) {
+  const std::uint32_t count = op.reads.empty() ? 0 : op.reads.front().count;
+  std::string sig = fmt::format("{} count={} dtype={}", to_string(op.kind), count, op.dtype == Dtype::f32 ? "f32" : "bf16");
+  if (op.kind == OpKind::all_reduce || op.kind == OpKind::reduce_scatter) sig += op.reduce == ReduceOp::max ? " op=max" : " op=sum";
+  if (op.kind == OpKind::broadcast) sig += fmt::format(" root={}", op.root);
+  return sig;
+}
+
+/// Which field differs first, in Flight Recorder's terms.
+std::string mismatch_category(const Op& a, const Op& b) {
+  if (a.kind != b.kind) return "type mismatch";
+  if ((a.reads.empty() ? 0 : a.reads.front().count) != (b.reads.empty() ? 0 : b.reads.front().count)) return "size mismatch";
+  if (a.dtype != b.dtype) return "dtype mismatch";
+  if (a.reduce != b.reduce) return "reduce op mismatch";
+  return "root mismatch";
+}
+
+}  // namespace
+
+void CollectiveDetector::on_issue(const IssueEvent& event) {
+  if (!is_collective(event.site.op->kind)) return;
+  ++issued_[{event.site.ref.rank, event.site.op->comm}];
+  check_match(event);
+  check_order(event);
+}
+
+void CollectiveDetector::check_match(const IssueEvent& event) {
+  const Op& op = *event.site.op;
+  const auto key = std::make_pair(op.comm, event.seq);
+  auto [it, first] = first_issue_.try_emplace(key, event.site);
+  if (first || mismatch_reported_[key]) return;
+  const Op& other = *it->second.op;
+  std::string why;
+  if (other.kind != op.kind || signature(other) != signature(op)) {
+    why = mismatch_category(other, op);
+  } else {
+    const auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };
+    if (count(other.writes) != count(op.writes)) why = "size mismatch";
+  }
+  if (why.empty()) return;
+  mismatch_reported_[key] = true;
+  Hazard h;
+  h.kind = HazardKind::collective_mismatch;
+  h.summary = fmt::format("{} on comm {} collective #{}: rank {} issued {} ({}) but rank {} issued {} ({})", why,
+                          scenario_.comms[op.comm].name, event.seq, it->second.ref.rank, other.name, signature(other),
+                          event.site.ref.rank, op.name, signature(op));
+  h.participants = {participant_at(it->second), participant_at(event.site)};
+  hazards_.push_back(std::move(h));
+}
+
+void CollectiveDetector::check_order(const IssueEvent& event) {
+  const auto key = std::make_pair(event.site.ref.rank, event.site.op->comm);
+  auto it = last_issue_.find(key);
+  if (it != last_issue_.end()) {
+    const LastIssue& last = it->second;
+    if (last.thread != event.thread_actor && !event.thread_clock->covers(last.thread, last.epoch)) {
+      Hazard h;
+      h.kind = HazardKind::ordering_hazard;
+      h.summary = fmt::format(
+          "rank {} issues {} ({}) and {} ({}) on comm {} from host threads with no happens-before: their order on "
+          "the communicator can differ between ranks",
+          event.site.ref.rank, last.site.op->name, last.site.lane, event.site.op->name, event.site.lane,
+          scenario_.comms[event.site.op->comm].name);
+      h.participants = {participant_at(last.site), participant_at(event.site)};
+      hazards_.push_back(std::move(h));
+    }
+  }
+  last_issue_[key] = LastIssue{event.thread_actor, (*event.thread_clock)[event.thread_actor], event.site};
+}
+
+void CollectiveDetector::on_finish(const Engine&) {
+  for (CommId c = 0; c < scenario_.comms.size(); ++c) {
+    const Communicator& comm = scenario_.comms[c];
+    std::uint64_t most = 0;
+    for (RankId r : comm.members) most = std::max(most, issued_[{r, c}]);
+    std::vector<RankId> missing;
+    std::uint64_t first_missing_seq = most;
+    for (RankId r : comm.members) {
+      const std::uint64_t n = issued_[{r, c}];
+      if (n < most) {
+        missing.push_back(r);
+        first_missing_seq = std::min(first_missing_seq, n);
+      }
+    }
+    if (missing.empty()) continue;
+    Hazard h;
+    h.kind = HazardKind::unjoined_collective;
+    auto it = first_issue_.find({c, first_missing_seq});
+    h.summary = fmt::format("rank(s) {} never issued collective #{} on comm {}{}", fmt::join(missing, ", "),
+                            first_missing_seq, comm.name,
+                            it == first_issue_.end() ? "" : fmt::format(" ({} issued by rank {})", it->second.op->name, it->second.ref.rank));
+    if (it != first_issue_.end()) h.participants.push_back(participant_at(it->second));
+    for (RankId r : missing) h.participants.push_back(Participant{r, "", {r, 0, 0}, "(never issued)", "", 0});
+    hazards_.push_back(std::move(h));
+  }
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,43 @@
+#pragma once
+/// Collective agreement. For every communicator and sequence number:
+/// - the members' matched ops agree on kind, element count, dtype, reduction op and root
+///   (Flight Recorder's categories: type, size, dtype mismatch);
+/// - every member issues it (else: ranks not joining);
+/// - predictive ordering: two collectives a rank issues on one communicator from host threads
+///   with no happens-before between them are an ordering hazard, even when this run issued them
+///   in a consistent order.
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "detectors/detector.h"
+
+namespace amaxcheck {
+
+class CollectiveDetector final : public Detector {
+ public:
+  explicit CollectiveDetector(const Scenario& scenario) : scenario_(scenario) {}
+  const char* name() const override { return "collective"; }
+  const std::vector<Hazard>& hazards() const override { return hazards_; }
+  void on_issue(const IssueEvent& event) override;
+  void on_finish(const Engine& engine) override;
+
+ private:
+  struct LastIssue {
+    ActorId thread = 0;
+    Epoch epoch = 0;
+    OpSite site;
+  };
+  void check_match(const IssueEvent& event);
+  void check_order(const IssueEvent& event);
+
+  const Scenario& scenario_;
+  std::map<std::pair<CommId, std::uint64_t>, OpSite> first_issue_;  ///< (comm, seq) -> first member's op
+  std::map<std::pair<CommId, std::uint64_t>, bool> mismatch_reported_;
+  std::map<std::pair<RankId, CommId>, LastIssue> last_issue_;
+  std::map<std::pair<RankId, CommId>, std::uint64_t> issued_;
+  std::vector<Hazard> hazards_;
+};
+
+}  // namespace amaxcheck

@@ -1,0 +1,62 @@
+#include "detectors/race_detector.h"
+
+#include <fmt/format.h>
+
+#include "detectors/participant.h"
+
+namespace amaxcheck {
+namespace {
+
+std::uint64_t op_id(const OpRef& ref) { return (static_cast<std::uint64_t>(ref.thread) << 32) | ref.index; }
+
+bool contains(const Range& outer, const Range& inner) {
+  return outer.buffer == inner.buffer && outer.offset <= inner.offset &&
+         inner.offset + inner.count <= outer.offset + outer.count;
+}
+
+}  // namespace
+
+void RaceDetector::on_access(const AccessEvent& event) {
+  // An op that reads and writes the same range (an in-place all-reduce) is one write access.
+  for (const Range& r : *event.reads) {
+    bool also_written = false;
+    for (const Range& w : *event.writes) also_written |= contains(w, r);
+    if (!also_written) check_and_record(event, r, false);
+  }
+  for (const Range& w : *event.writes) check_and_record(event, w, true);
+}
+
+void RaceDetector::check_and_record(const AccessEvent& event, const Range& range, bool write) {
+  auto& accesses = history_[{event.rank, range.buffer}];
+  for (const Access& prior : accesses) {
+    if (!(prior.write || write) || !prior.range.overlaps(range)) continue;
+    if (prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch)) continue;
+    report(prior, event, range, write);
+  }
+  // Accesses ordered before a covering write can never race with anything that this write
+  // does not race with too; drop them so the history stays short.
+  std::erase_if(accesses, [&](const Access& prior) {
+    const bool ordered = prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch);
+    return ordered && contains(range, prior.range) && (write || (!prior.write && prior.actor == event.actor));
+  });
+  accesses.push_back(Access{range, event.actor, event.epoch, write, event.site});
+}
+
+void RaceDetector::report(const Access& earlier, const AccessEvent& later, const Range& range, bool write) {
+  auto key = std::make_pair(std::make_pair(earlier.site.ref.rank, op_id(earlier.site.ref)),
+                            std::make_pair(later.site.ref.rank, op_id(later.site.ref)));
+  if (!reported_.insert(key).second) return;
+  const char* kind = earlier.write && write ? "WAW" : earlier.write ? "RAW" : "WAR";
+  const Buffer& buffer = scenario_.ranks[later.rank].buffers[range.buffer];
+  const std::uint32_t lo = std::max(range.offset, earlier.range.offset);
+  const std::uint32_t hi = std::min(range.offset + range.count, earlier.range.offset + earlier.range.count);
+  Hazard h;
+  h.kind = HazardKind::data_race;
+  h.summary = fmt::format("{} race on rank {} buffer {}[{}..{}) between {} ({}) and {} ({}), with no happens-before",
+                          kind, later.rank, buffer.name, lo, hi, earlier.site.op->name, earlier.site.lane,
+                          later.site.op->name, later.site.lane);
+  h.participants = {participant_at(earlier.site), participant_at(later.site)};
+  hazards_.push_back(std::move(h));
+}
+
+}  // namespace amaxcheck
