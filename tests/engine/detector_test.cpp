@@ -1,0 +1,233 @@
+// Each detector fires on a planted hazard and stays silent on its fixed twin.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/litmus.h"
+#include "model/builder.h"
+
+namespace amaxcheck {
+namespace {
+
+using litmus::has;
+using litmus::run_once;
+
+/// Two ranks issuing a small (amax) and a large (gradient) all-reduce on one communicator.
+Scenario two_collectives_on_one_comm(bool swap_on_rank1, bool rank1_skips_second) {
+  ScenarioBuilder b("shared_comm");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId amax = b.buffer(r, "amax", 1, {1.0f + static_cast<float>(r)});
+    const BufferId grad = b.buffer(r, "grad", 8);
+    Op small = ScenarioBuilder::all_reduce(s, dp, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce");
+    Op large = ScenarioBuilder::all_reduce(s, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum);
+    if (r == r1 && swap_on_rank1) std::swap(small, large);
+    b.op(r, t, small);
+    if (!(r == r1 && rank1_skips_second)) b.op(r, t, large);
+  }
+  return b.build();
+}
+
+TEST(CollectiveDetector, reports_a_collective_order_swapped_on_one_rank_of_a_shared_comm) {
+  const auto hazards = run_once(two_collectives_on_one_comm(true, false));
+  ASSERT_TRUE(has(hazards, HazardKind::collective_mismatch));
+  EXPECT_TRUE(has(hazards, HazardKind::deadlock)) << "a mismatched rendezvous never completes";
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::collective_mismatch) continue;
+    ASSERT_EQ(h.participants.size(), 2u);
+    EXPECT_EQ(h.participants[0].rank, 0u);
+    EXPECT_EQ(h.participants[1].rank, 1u);
+    EXPECT_NE(h.summary.find("size mismatch"), std::string::npos) << h.summary;
+  }
+}
+
+TEST(CollectiveDetector, is_silent_when_every_rank_issues_the_same_order) {
+  EXPECT_TRUE(run_once(two_collectives_on_one_comm(false, false)).empty());
+}
+
+TEST(CollectiveDetector, reports_a_collective_one_rank_never_issues) {
+  const auto hazards = run_once(two_collectives_on_one_comm(false, true));
+  ASSERT_TRUE(has(hazards, HazardKind::unjoined_collective));
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock));
+  for (const auto& h : hazards) {
+    if (h.kind == HazardKind::deadlock) EXPECT_NE(h.summary.find("rank(s) 1 never joined"), std::string::npos) << h.summary;
+  }
+}
+
+/// Amax on its own comm, gradients on the DP comm, launched in a rank-dependent order.
+Scenario separate_comms_rank_dependent(KernelConcurrency kernels, bool rank_dependent) {
+  ScenarioBuilder b("separate_comms");
+  b.kernels(kernels);
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  const CommId amax_comm = b.comm("amax", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "backward");
+    const StreamId grad_stream = b.stream(r, "grad");
+    const StreamId amax_stream = b.stream(r, "amax");
+    const BufferId amax = b.buffer(r, "amax", 1);
+    const BufferId grad = b.buffer(r, "grad", 8);
+    Op g = ScenarioBuilder::all_reduce(grad_stream, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum);
+    Op a = ScenarioBuilder::all_reduce(amax_stream, amax_comm, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce");
+    if (rank_dependent && r == r1) {
+      b.op(r, t, g);
+      b.op(r, t, a);
+    } else {
+      b.op(r, t, a);
+      b.op(r, t, g);
+    }
+  }
+  return b.build();
+}
+
+TEST(DeadlockDetector, reports_the_wait_for_cycle_of_rank_dependent_order_under_serialized_kernels) {
+  const auto hazards = run_once(separate_comms_rank_dependent(KernelConcurrency::serialized, true));
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock));
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::deadlock) continue;
+    EXPECT_NE(h.summary.find("wait-for cycle"), std::string::npos) << h.summary;
+    EXPECT_GE(h.participants.size(), 2u);
+  }
+  EXPECT_FALSE(has(hazards, HazardKind::collective_mismatch)) << "a separate comm fixes the matching";
+}
+
+TEST(DeadlockDetector, is_silent_for_the_same_design_under_concurrent_kernels) {
+  EXPECT_TRUE(run_once(separate_comms_rank_dependent(KernelConcurrency::concurrent, true)).empty());
+}
+
+TEST(DeadlockDetector, is_silent_for_the_same_order_under_serialized_kernels) {
+  EXPECT_TRUE(run_once(separate_comms_rank_dependent(KernelConcurrency::serialized, false)).empty());
+}
+
+/// A view (one module's slot) of the concatenated global buffer is read while the whole
+/// buffer is all-reduced in place.
+Scenario view_read_during_in_place_reduce(bool wait_first) {
+  ScenarioBuilder b("view_race");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId comm = b.comm("amax", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId compute = b.stream(r, "compute"), nccl = b.stream(r, "nccl");
+    const EventId done = b.event(r, "reduced");
+    const BufferId global = b.buffer(r, "amax_global", 4, {1, 2, 3, 4});
+    const BufferId hist = b.buffer(r, "module1_history", 1);
+    b.op(r, t, ScenarioBuilder::all_reduce(nccl, comm, {global, 0, 4}, {global, 0, 4}, "amax_reduce"));
+    b.op(r, t, ScenarioBuilder::record(nccl, done));
+    if (wait_first) b.op(r, t, ScenarioBuilder::wait(compute, done, "handle.wait", OpKind::work_wait));
+    b.op(r, t, ScenarioBuilder::copy(compute, {global, 2, 1}, {hist, 0, 1}, "copy_back_module1"));
+    if (!wait_first) b.op(r, t, ScenarioBuilder::wait(compute, done, "handle.wait", OpKind::work_wait));
+  }
+  return b.build();
+}
+
+TEST(RaceDetector, reports_a_view_of_the_global_buffer_read_while_it_is_reduced_in_place) {
+  const auto hazards = run_once(view_read_during_in_place_reduce(false));
+  ASSERT_TRUE(has(hazards, HazardKind::data_race));
+  const auto& h = hazards.front();
+  EXPECT_NE(h.summary.find("amax_global[2..3)"), std::string::npos) << h.summary;
+  std::set<std::string> names{h.participants[0].op_name, h.participants[1].op_name};
+  EXPECT_EQ(names, (std::set<std::string>{"amax_reduce", "copy_back_module1"}));
+}
+
+TEST(RaceDetector, is_silent_when_the_copy_waits_for_the_reduction) {
+  EXPECT_TRUE(run_once(view_read_during_in_place_reduce(true)).empty());
+}
+
+/// Rank 0's streams a and b are ordered only because rank 1 runs both collectives on one stream.
+Scenario chain_through_another_rank(bool rank1_uses_one_stream) {
+  ScenarioBuilder b("chain");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c1 = b.comm("c1", {r0, r1}), c2 = b.comm("c2", {r0, r1});
+  const ThreadId t0 = b.thread(r0, "main");
+  const StreamId a = b.stream(r0, "a"), s_b = b.stream(r0, "b");
+  const BufferId x = b.buffer(r0, "x", 1), y = b.buffer(r0, "y", 1), z = b.buffer(r0, "z", 1), w = b.buffer(r0, "w", 1);
+  b.op(r0, t0, ScenarioBuilder::fill(a, {x, 0, 1}, {7.0f}, "write_x"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(a, c1, {y, 0, 1}, {y, 0, 1}, "reduce_c1"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s_b, c2, {z, 0, 1}, {z, 0, 1}, "reduce_c2"));
+  b.op(r0, t0, ScenarioBuilder::copy(s_b, {x, 0, 1}, {w, 0, 1}, "read_x"));
+  const ThreadId t1 = b.thread(r1, "main");
+  const StreamId s1 = b.stream(r1, "s"), s2 = rank1_uses_one_stream ? s1 : b.stream(r1, "s2");
+  const BufferId y1 = b.buffer(r1, "y", 1), z1 = b.buffer(r1, "z", 1);
+  b.op(r1, t1, ScenarioBuilder::all_reduce(s1, c1, {y1, 0, 1}, {y1, 0, 1}, "reduce_c1"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(s2, c2, {z1, 0, 1}, {z1, 0, 1}, "reduce_c2"));
+  return b.build();
+}
+
+TEST(RaceDetector, does_not_report_streams_ordered_through_another_rank) {
+  std::size_t runs = litmus::explore_all(chain_through_another_rank(true), [](const litmus::Outcome& o) {
+    EXPECT_FALSE(has(o.hazards, HazardKind::data_race));
+  });
+  EXPECT_GT(runs, 10u);
+}
+
+TEST(RaceDetector, reports_the_same_streams_when_the_other_rank_does_not_order_them) {
+  EXPECT_TRUE(has(run_once(chain_through_another_rank(false)), HazardKind::data_race));
+}
+
+/// Two collectives of one comm on two streams of rank 0: NCCL's implicit edge orders them.
+Scenario one_comm_two_streams() {
+  ScenarioBuilder b("implicit_edge");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId comm = b.comm("dp", {r0, r1});
+  const ThreadId t0 = b.thread(r0, "main");
+  const StreamId s0 = b.stream(r0, "a"), s1 = b.stream(r0, "b");
+  const BufferId x = b.buffer(r0, "x", 1);
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s0, comm, {x, 0, 1}, {x, 0, 1}, "first"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s1, comm, {x, 0, 1}, {x, 0, 1}, "second"));
+  const ThreadId t1 = b.thread(r1, "main");
+  const StreamId s = b.stream(r1, "s");
+  const BufferId x1 = b.buffer(r1, "x", 1);
+  b.op(r1, t1, ScenarioBuilder::all_reduce(s, comm, {x1, 0, 1}, {x1, 0, 1}, "first"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(s, comm, {x1, 0, 1}, {x1, 0, 1}, "second"));
+  return b.build();
+}
+
+TEST(Engine, ops_of_one_comm_on_different_streams_run_in_issue_order) {
+  EXPECT_TRUE(run_once(one_comm_two_streams()).empty());
+}
+
+TEST(Engine, dropping_the_implicit_comm_edge_exposes_a_race) {
+  EXPECT_TRUE(has(run_once(one_comm_two_streams(), EngineOptions{Mutant::drop_comm_ordering}), HazardKind::data_race));
+}
+
+TEST(CollectiveDetector, reports_collectives_issued_on_one_comm_by_unordered_host_threads) {
+  ScenarioBuilder b("threads");
+  const RankId r0 = b.rank();
+  const CommId comm = b.comm("dp", {r0});
+  const ThreadId main = b.thread(r0, "main"), autograd = b.thread(r0, "autograd");
+  const StreamId s = b.stream(r0, "s");
+  const BufferId x = b.buffer(r0, "x", 1), y = b.buffer(r0, "y", 1);
+  b.op(r0, main, ScenarioBuilder::all_reduce(s, comm, {x, 0, 1}, {x, 0, 1}, "amax_reduce"));
+  b.op(r0, autograd, ScenarioBuilder::all_reduce(s, comm, {y, 0, 1}, {y, 0, 1}, "grad_bucket"));
+  EXPECT_TRUE(has(run_once(b.build()), HazardKind::ordering_hazard));
+  // The fixed twin: the autograd thread waits for the main thread's signal first.
+  const std::uint32_t flag = b.flag(r0, "forward_done");
+  auto& program = b.scenario().ranks[r0].threads[autograd].program;
+  program.insert(program.begin(), ScenarioBuilder::host(OpKind::host_wait, flag));
+  program.front().count = 1;
+  b.op(r0, main, ScenarioBuilder::host(OpKind::host_signal, flag));
+  std::swap(b.scenario().ranks[r0].threads[main].program[0], b.scenario().ranks[r0].threads[main].program[1]);
+  std::swap(b.scenario().ranks[r0].threads[main].program[0], b.scenario().ranks[r0].threads[main].program[1]);
+  EXPECT_FALSE(has(run_once(b.build()), HazardKind::ordering_hazard));
+}
+
+TEST(ValueDetector, reports_replicas_that_differ_and_values_that_differ_from_the_reference) {
+  ScenarioBuilder b("values");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  for (RankId r : {r0, r1}) {
+    b.thread(r, "main");
+    b.buffer(r, "scale", 1, {r == r0 ? 1.0f : 2.0f});
+  }
+  b.scenario().checks.push_back(ReplicaCheck{"scale", {{r0, {0, 0, 1}}, {r1, {0, 0, 1}}}, {1.0f}});
+  const auto hazards = run_once(b.build());
+  EXPECT_TRUE(has(hazards, HazardKind::replica_divergence));
+  EXPECT_TRUE(has(hazards, HazardKind::value_mismatch));
+  b.scenario().ranks[r1].buffers[0].init = {1.0f};
+  EXPECT_TRUE(run_once(b.build()).empty());
+}
+
+}  // namespace
+}  // namespace amaxcheck

@@ -1,0 +1,149 @@
+// Litmus tests: tiny programs explored over every interleaving, with the exact set of
+// reachable outcomes asserted.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/litmus.h"
+#include "model/builder.h"
+
+namespace amaxcheck {
+namespace {
+
+using litmus::explore_all;
+using litmus::has;
+
+/// Rank 0 all-reduces its global amax buffer (local 3) asynchronously on a side stream and
+/// copies it back on the compute stream; rank 1 (local 5) only all-reduces.
+Scenario async_copy_back(bool wait_before_copy) {
+  ScenarioBuilder b("async_copy_back");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId comm = b.comm("amax", {r0, r1});
+  const ThreadId t0 = b.thread(r0, "main");
+  const StreamId compute = b.stream(r0, "compute"), nccl = b.stream(r0, "nccl");
+  const EventId done = b.event(r0, "allreduce_done");
+  const BufferId global0 = b.buffer(r0, "amax_global", 1, {3.0f});
+  const BufferId hist0 = b.buffer(r0, "amax_history", 1);
+  b.op(r0, t0, ScenarioBuilder::all_reduce(nccl, comm, {global0, 0, 1}, {global0, 0, 1}, "amax_reduce"));
+  b.op(r0, t0, ScenarioBuilder::record(nccl, done));
+  auto copy = ScenarioBuilder::copy(compute, {global0, 0, 1}, {hist0, 0, 1}, "copy_back");
+  auto wait = ScenarioBuilder::wait(compute, done, "handle.wait", OpKind::work_wait);
+  if (wait_before_copy) {
+    b.op(r0, t0, wait);
+    b.op(r0, t0, copy);
+  } else {
+    b.op(r0, t0, copy);
+    b.op(r0, t0, wait);
+  }
+  const ThreadId t1 = b.thread(r1, "main");
+  const StreamId s1 = b.stream(r1, "nccl");
+  const BufferId global1 = b.buffer(r1, "amax_global", 1, {5.0f});
+  b.op(r1, t1, ScenarioBuilder::all_reduce(s1, comm, {global1, 0, 1}, {global1, 0, 1}, "amax_reduce"));
+  return b.build();
+}
+
+TEST(Litmus, copy_back_after_an_unwaited_async_all_reduce_reads_local_or_reduced_values) {
+  const Scenario s = async_copy_back(false);
+  std::set<float> seen;
+  bool every_run_reports_the_race = true;
+  const std::size_t runs = explore_all(s, [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {1, 0, 1})[0]);
+    every_run_reports_the_race &= has(o.hazards, HazardKind::data_race);
+  });
+  EXPECT_GT(runs, 1u);
+  EXPECT_EQ(seen, (std::set<float>{3.0f, 5.0f}));
+  EXPECT_TRUE(every_run_reports_the_race) << "the race is predictive: reported even in runs that ordered it safely";
+}
+
+TEST(Litmus, copy_back_after_the_wait_reads_only_the_reduced_value) {
+  const Scenario s = async_copy_back(true);
+  std::set<float> seen;
+  bool any_hazard = false;
+  explore_all(s, [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {1, 0, 1})[0]);
+    any_hazard |= !o.hazards.empty();
+  });
+  EXPECT_EQ(seen, (std::set<float>{5.0f}));
+  EXPECT_FALSE(any_hazard);
+}
+
+TEST(Litmus, ignoring_event_waits_lets_the_waited_copy_read_the_local_value) {
+  const Scenario s = async_copy_back(true);
+  std::set<float> seen;
+  explore_all(s, [&](const litmus::Outcome& o) { seen.insert(o.engine->read(0, {1, 0, 1})[0]); },
+              EngineOptions{Mutant::ignore_event_waits});
+  EXPECT_EQ(seen, (std::set<float>{3.0f, 5.0f}));
+}
+
+/// Stream FIFO: two fills on one stream always end with the second value.
+TEST(Litmus, ops_on_one_stream_run_in_issue_order) {
+  ScenarioBuilder b;
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s = b.stream(r, "compute");
+  const BufferId x = b.buffer(r, "x", 1);
+  b.op(r, t, ScenarioBuilder::fill(s, {x, 0, 1}, {1.0f}));
+  b.op(r, t, ScenarioBuilder::fill(s, {x, 0, 1}, {2.0f}));
+  std::set<float> seen;
+  explore_all(b.build(), [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {x, 0, 1})[0]);
+    EXPECT_TRUE(o.hazards.empty());
+  });
+  EXPECT_EQ(seen, (std::set<float>{2.0f}));
+}
+
+/// Two streams writing one buffer with no event between them: both orders are reachable.
+TEST(Litmus, unordered_streams_writing_one_buffer_race_and_reach_both_values) {
+  ScenarioBuilder b;
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
+  const BufferId x = b.buffer(r, "x", 1);
+  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
+  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  std::set<float> seen;
+  explore_all(b.build(), [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {x, 0, 1})[0]);
+    EXPECT_TRUE(has(o.hazards, HazardKind::data_race));
+  });
+  EXPECT_EQ(seen, (std::set<float>{1.0f, 2.0f}));
+}
+
+TEST(Litmus, an_event_between_two_streams_orders_their_writes) {
+  ScenarioBuilder b;
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
+  const EventId e = b.event(r, "e");
+  const BufferId x = b.buffer(r, "x", 1);
+  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
+  b.op(r, t, ScenarioBuilder::record(s0, e));
+  b.op(r, t, ScenarioBuilder::wait(s1, e));
+  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  std::set<float> seen;
+  explore_all(b.build(), [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {x, 0, 1})[0]);
+    EXPECT_TRUE(o.hazards.empty());
+  });
+  EXPECT_EQ(seen, (std::set<float>{2.0f}));
+}
+
+/// A wait issued before the event was ever recorded waits for nothing (CUDA semantics).
+TEST(Litmus, waiting_on_an_event_recorded_later_does_not_order_anything) {
+  ScenarioBuilder b;
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
+  const EventId e = b.event(r, "e");
+  const BufferId x = b.buffer(r, "x", 1);
+  b.op(r, t, ScenarioBuilder::wait(s1, e));
+  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
+  b.op(r, t, ScenarioBuilder::record(s0, e));
+  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  std::set<float> seen;
+  explore_all(b.build(), [&](const litmus::Outcome& o) { seen.insert(o.engine->read(0, {x, 0, 1})[0]); });
+  EXPECT_EQ(seen, (std::set<float>{1.0f, 2.0f}));
+}
+
+}  // namespace
+}  // namespace amaxcheck
