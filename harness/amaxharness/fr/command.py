@@ -1,0 +1,103 @@
+"""`amaxcheck import-fr DUMP...`: check Flight Recorder dumps for collective agreement, and
+convert them into a scenario the simulator checks, replays and exports."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+
+from .. import atomic, program
+from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INTERNAL, ProgramError
+from . import agreement, align, dump, render, scenario
+
+HELP = """\
+Reads PyTorch Flight Recorder dumps (one per rank; pickle, PyTorch's default, or JSON; version
+2.x), aligns their ring buffers, matches collectives per process group by collective_seq_id and
+reports the first divergence of each group (operation, size or dtype mismatch, ranks that never
+joined, state mismatch) with every rank's record and call stack. Pickles are loaded with a
+loader that refuses every global, so a dump cannot run code.
+
+It writes OUT/scenario.json (the dumps as an explicit amaxcheck scenario) and, when the program
+is built, checks it with the simulator: OUT/trace.jsonl and OUT/timeline.perfetto.json.
+Exit 0: consistent; 1: a divergence; 2: a bad dump.
+"""
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("import-fr", help="check PyTorch Flight Recorder dumps",
+                              description=HELP,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("dumps", nargs="+", type=pathlib.Path, metavar="DUMP")
+    p.add_argument("--format", choices=("auto", "pickle", "json"), default="auto",
+                   help="dump format (default: JSON when the file starts with '{', else pickle)")
+    p.add_argument("--kernels", choices=("serialized", "concurrent"), default="serialized",
+                   help="collective kernel concurrency: under 'serialized' (NCCL < 2.26, the "
+                        "default) a cross-group order inversion is a divergence")
+    p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("out") / "fr-import",
+                   help="output folder (default: out/fr-import)")
+    p.add_argument("--frames", type=int, default=8, help="call-stack frames shown per record")
+    p.add_argument("--no-simulate", action="store_true",
+                   help="only the Python agreement check; do not run the converted scenario")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=run)
+
+
+def simulate(scenario_path: pathlib.Path, out: pathlib.Path) -> dict:
+    """Checks the converted scenario with the simulator; its verdict and the files it wrote."""
+    binary = program.program_path()
+    trace = out / "trace.jsonl"
+    done = program.run([binary, "check", scenario_path, "--strategy", "random", "--runs", "1",
+                        "--seed", "1", "--trace-out", trace, "--json"], timeout_s=600)
+    report = program.read_check_report(done)
+    result = {"verdict": report.verdict, "hazard_kinds": report.hazard_kinds,
+              "hazards": [h.summary for h in report.hazards],
+              "trace": str(trace) if trace.exists() else report.trace, "perfetto": None}
+    if result["trace"]:
+        perfetto = out / "timeline.perfetto.json"
+        exported = program.run([binary, "export", result["trace"], "--perfetto", perfetto],
+                               timeout_s=600)
+        if exported.returncode == 0 and perfetto.exists():
+            result["perfetto"] = str(perfetto)
+        else:
+            result["export_error"] = program.describe_failure(exported)
+    return result
+
+
+def run(args) -> int:
+    dumps = dump.load_dumps(args.dumps, args.format)
+    alignment = align.align(dumps)
+    report = agreement.check(dumps, alignment, args.kernels)
+    doc = scenario.build(dumps, alignment, args.kernels,
+                         source="import-fr " + " ".join(str(p) for p in args.dumps))
+    scenario_path = args.out / "scenario.json"
+    atomic.write_text(scenario_path, json.dumps(doc, indent=1) + "\n")
+    sim, sim_error = None, None
+    if not args.no_simulate and os.environ.get("AMAXCHECK_BIN"):
+        try:
+            sim = simulate(scenario_path, args.out)
+        except ProgramError as err:
+            sim_error = str(err)
+    if args.json:
+        out = render.document(dumps, alignment, report)
+        out["scenario"] = str(scenario_path)
+        out["simulator"] = sim if sim else ({"error": sim_error} if sim_error else None)
+        print(json.dumps(out, indent=1))
+    else:
+        print(render.text(dumps, alignment, report, args.frames))
+        print(f"scenario: {scenario_path}")
+        if sim:
+            kinds = ", ".join(sim["hazard_kinds"]) or "no hazard"
+            print(f"simulator: {sim['verdict']} ({kinds})")
+            if sim["trace"]:
+                print(f"  trace: {sim['trace']}  (amaxcheck replay {sim['trace']})")
+            if sim["perfetto"]:
+                print(f"  perfetto: {sim['perfetto']}  (open in ui.perfetto.dev)")
+    if sim_error:
+        print(f"import-fr: the simulator could not check the converted scenario: {sim_error}",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    diverged = bool(report.divergences) or (sim is not None and sim["verdict"] == "hazard")
+    return EXIT_HAZARD if diverged else EXIT_CLEAN

@@ -1,0 +1,259 @@
+"""The amaxcheck C++ program, as the harness drives it.
+
+Where it is (AMAXCHECK_BIN, set by the launcher), how to run it with a deadline while keeping
+Ctrl-C working, and how to read its `--json` report into plain data classes. The report's shape
+is the CLI contract: see CheckReport.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import pathlib
+import shlex
+import signal
+import subprocess
+import threading
+import time
+
+from .errors import InputError, ProgramError
+
+HAZARD_KINDS = ("data_race", "collective_mismatch", "ordering_hazard", "unjoined_collective",
+                "deadlock", "value_mismatch", "replica_divergence")
+
+
+def program_path() -> pathlib.Path:
+    """The built program from AMAXCHECK_BIN; a clear error when it is unset or missing."""
+    value = os.environ.get("AMAXCHECK_BIN")
+    if not value:
+        raise InputError("AMAXCHECK_BIN is not set: run the harness through ./amaxcheck, or set it "
+                         "to the built program (build/sim/amaxcheck)")
+    path = pathlib.Path(value)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"AMAXCHECK_BIN={value} is not an executable file: build it first "
+                         "(./amaxcheck build)")
+    return path
+
+
+def fingerprint(path: pathlib.Path) -> str:
+    """A content hash of the program, so cached results die with the binary that made them."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as binary:
+        for chunk in iter(lambda: binary.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()[:16]
+
+
+@dataclasses.dataclass
+class Completed:
+    argv: list[str]
+    returncode: int  # negative: killed by that signal; None never: timeouts raise
+    stdout: str
+    stderr: str
+    wall_s: float
+
+    def command_line(self) -> str:
+        return shlex.join(self.argv)
+
+
+class _LiveProcesses:
+    """Children still running, so an interrupt can end them instead of orphaning them."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._procs: set[subprocess.Popen] = set()
+        self._stopping = False
+
+    def add(self, proc):
+        """Registers a child; a child started after stop() is ended at once."""
+        with self._lock:
+            self._procs.add(proc)
+            stopping = self._stopping
+        if stopping:
+            proc.terminate()
+
+    def discard(self, proc):
+        with self._lock:
+            self._procs.discard(proc)
+
+    def stop(self):
+        """Ends every running child and any started from now on (until resume())."""
+        with self._lock:
+            self._stopping = True
+            procs = list(self._procs)
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+
+    def resume(self):
+        with self._lock:
+            self._stopping = False
+
+
+live_processes = _LiveProcesses()
+
+
+class Timeout(ProgramError):
+    pass
+
+
+def run(argv: list[str], timeout_s: float | None = None, cwd=None, env=None) -> Completed:
+    """Runs argv to completion and captures its output; raises Timeout past `timeout_s`.
+
+    Only the child's own id is ever signalled (terminate, then kill), never a process group, so
+    nothing that the harness did not start is touched.
+    """
+    start = time.monotonic()
+    proc = subprocess.Popen([str(a) for a in argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=cwd, env=env)
+    live_processes.add(proc)
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+        raise Timeout(f"timed out after {timeout_s:g} s: {shlex.join(map(str, argv))}") from None
+    except BaseException:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait()
+        raise
+    finally:
+        live_processes.discard(proc)
+    return Completed([str(a) for a in argv], proc.returncode, stdout, stderr,
+                     time.monotonic() - start)
+
+
+def describe_failure(done: Completed) -> str:
+    """One line that says how a run failed, with the tail of its stderr."""
+    if done.returncode < 0:
+        how = f"killed by {signal.Signals(-done.returncode).name}"
+    else:
+        how = f"exit {done.returncode}"
+    tail = done.stderr.strip().splitlines()[-3:]
+    return f"{how}: {done.command_line()}" + (f" -- {' | '.join(tail)}" if tail else "")
+
+
+# ---- the --json report ---------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Participant:
+    rank: int
+    lane: str
+    op: str
+    origin: str
+    step: int
+
+
+@dataclasses.dataclass
+class Hazard:
+    kind: str
+    summary: str
+    participants: list[Participant]
+    replay: str
+
+
+@dataclasses.dataclass
+class Timing:
+    iteration_time_us: float
+    exposed_amax_latency_us: float
+    amax_queued_us: float
+    extra_comm_memory_bytes: int
+
+
+@dataclasses.dataclass
+class CheckReport:
+    """`amaxcheck check --json`: the verdict, the hazards and, in timed mode, the cost figures."""
+
+    verdict: str  # "clean" | "hazard"
+    hazards: list[Hazard]
+    runs: int
+    complete: bool
+    strategy: str
+    seed: int
+    trace: str | None
+    timing: Timing | None
+    raw: dict
+
+    @property
+    def hazard_kinds(self) -> list[str]:
+        """Distinct kinds, in the contract's order (stable across runs and platforms)."""
+        found = {h.kind for h in self.hazards}
+        return [k for k in HAZARD_KINDS if k in found] + sorted(found - set(HAZARD_KINDS))
+
+
+def extract_json_object(text: str) -> dict:
+    """The JSON object a program printed; tolerates log lines before it."""
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError("no JSON object in the output")
+
+
+def _field(doc: dict, key: str, kind, where: str, optional=False):
+    if key not in doc or doc[key] is None:
+        if optional:
+            return None
+        raise ValueError(f"{where}: missing field '{key}'")
+    value = doc[key]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def parse_check_report(doc: dict) -> CheckReport:
+    """Validates and converts one report; ValueError names the field that is wrong."""
+    verdict = _field(doc, "verdict", str, "report")
+    if verdict not in ("clean", "hazard"):
+        raise ValueError(f"report.verdict: expected 'clean' or 'hazard', got {verdict!r}")
+    hazards = []
+    for i, h in enumerate(_field(doc, "hazards", list, "report")):
+        where = f"report.hazards[{i}]"
+        if not isinstance(h, dict):
+            raise ValueError(f"{where}: expected an object")
+        participants = []
+        for j, p in enumerate(h.get("participants") or []):
+            pw = f"{where}.participants[{j}]"
+            participants.append(Participant(
+                rank=_field(p, "rank", int, pw), lane=str(p.get("lane", "")),
+                op=str(p.get("op", "")), origin=str(p.get("origin", "")),
+                step=int(p.get("step", 0))))
+        hazards.append(Hazard(kind=_field(h, "kind", str, where),
+                              summary=str(h.get("summary", "")), participants=participants,
+                              replay=str(h.get("replay", ""))))
+    timing = None
+    if isinstance(doc.get("timing"), dict):
+        t = doc["timing"]
+        timing = Timing(
+            iteration_time_us=_field(t, "iteration_time_us", float, "report.timing"),
+            exposed_amax_latency_us=_field(t, "exposed_amax_latency_us", float, "report.timing"),
+            amax_queued_us=_field(t, "amax_queued_us", float, "report.timing"),
+            extra_comm_memory_bytes=int(_field(t, "extra_comm_memory_bytes", float,
+                                               "report.timing")))
+    return CheckReport(
+        verdict=verdict, hazards=hazards, runs=_field(doc, "runs", int, "report"),
+        complete=bool(doc.get("complete", False)), strategy=str(doc.get("strategy", "")),
+        seed=int(doc.get("seed", 0)), trace=doc.get("trace"), timing=timing, raw=doc)
+
+
+def read_check_report(done: Completed) -> CheckReport:
+    """The report of a `check --json` run that exited 0 or 1; ProgramError otherwise."""
+    if done.returncode not in (0, 1):
+        raise ProgramError(describe_failure(done))
+    try:
+        return parse_check_report(extract_json_object(done.stdout))
+    except ValueError as err:
+        raise ProgramError(f"unreadable report ({err}) from {done.command_line()}") from None

@@ -1,0 +1,106 @@
+"""`amaxcheck repro TRACE`: one command from a failing trace to a minimal, viewable reproducer.
+
+1. replay the trace (it must reproduce: the program checks every step against the recording);
+2. shrink it to a smaller trace that still shows the same hazard kind;
+3. export the shrunk trace as a Perfetto timeline.
+Prints a summary and the three paths: the replayed trace, the shrunk trace, the Perfetto file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+
+from . import program
+from .errors import EXIT_CLEAN, EXIT_HAZARD, InputError, ProgramError
+
+HELP = __doc__.split("\n", 1)[1]
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("repro", help="replay, shrink and export a failing trace",
+                              description=HELP,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace", type=pathlib.Path, metavar="TRACE")
+    p.add_argument("--out", type=pathlib.Path,
+                   help="output folder (default: out/repro/<trace name>)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per step")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=run)
+
+
+def count_steps(trace: pathlib.Path) -> int:
+    """Recorded actions in a JSON Lines trace: the lines that carry a step number."""
+    steps = 0
+    with open(trace, encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and "step" in doc:
+                steps += 1
+    return steps
+
+
+def _replay(binary, trace, timeout) -> program.CheckReport:
+    done = program.run([binary, "replay", trace, "--json"], timeout_s=timeout)
+    if done.returncode == 2:
+        tail = done.stderr.strip().splitlines()[-1:] or ["(no message)"]
+        raise InputError(f"{trace}: the replay rejected the trace: {tail[0]}")
+    return program.read_check_report(done)
+
+
+def run(args) -> int:
+    trace: pathlib.Path = args.trace
+    if not trace.is_file():
+        raise InputError(f"{trace}: no such trace file")
+    binary = program.program_path()
+    stem = trace.name.removesuffix(".jsonl")
+    out = args.out or pathlib.Path("out") / "repro" / stem
+    out.mkdir(parents=True, exist_ok=True)
+    shrunk = out / f"{stem}.shrunk.jsonl"
+    perfetto = out / f"{stem}.shrunk.perfetto.json"
+
+    replayed = _replay(binary, trace, args.timeout)
+    summary = {"trace": str(trace), "verdict": replayed.verdict,
+               "hazard_kinds": replayed.hazard_kinds,
+               "hazards": [h.summary for h in replayed.hazards],
+               "steps": count_steps(trace), "shrunk": None, "shrunk_steps": None,
+               "perfetto": None}
+    if replayed.verdict == "hazard":
+        done = program.run([binary, "shrink", trace, "-o", shrunk], timeout_s=args.timeout)
+        if done.returncode not in (0, 1) or not shrunk.is_file():
+            raise ProgramError(f"shrink failed: {program.describe_failure(done)}")
+        check = _replay(binary, shrunk, args.timeout)
+        if check.verdict != "hazard":
+            raise ProgramError(f"the shrunk trace {shrunk} no longer shows the hazard")
+        summary.update(shrunk=str(shrunk), shrunk_steps=count_steps(shrunk),
+                       shrunk_hazard_kinds=check.hazard_kinds)
+        source = shrunk
+    else:
+        source = trace  # nothing to shrink; still make it viewable
+        perfetto = out / f"{stem}.perfetto.json"
+    done = program.run([binary, "export", source, "--perfetto", perfetto], timeout_s=args.timeout)
+    if done.returncode != 0 or not perfetto.is_file():
+        raise ProgramError(f"export failed: {program.describe_failure(done)}")
+    summary["perfetto"] = str(perfetto)
+
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        kinds = ", ".join(summary["hazard_kinds"]) or "no hazard"
+        print(f"repro: {trace} replays: {replayed.verdict} ({kinds})")
+        for line in summary["hazards"]:
+            print(f"  {line}")
+        print(f"  replayed trace: {trace} ({summary['steps']} steps)")
+        if summary["shrunk"]:
+            before, after = summary["steps"], summary["shrunk_steps"]
+            ratio = f", {100 * (1 - after / before):.0f}% smaller" if before else ""
+            print(f"  shrunk trace:   {shrunk} ({after} steps{ratio}; "
+                  f"replay: amaxcheck replay {shrunk})")
+        else:
+            print("  shrunk trace:   (none: the trace shows no hazard)")
+        print(f"  perfetto:       {perfetto} (open in ui.perfetto.dev or chrome://tracing)")
+    return EXIT_HAZARD if replayed.verdict == "hazard" else EXIT_CLEAN

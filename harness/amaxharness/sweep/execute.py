@@ -1,0 +1,118 @@
+"""Runs the sweep's jobs in parallel with a progress bar, caching each as it finishes.
+
+Threads are enough: every job is a child process, so the GIL is never the bottleneck. The main
+thread alone touches the progress bar. On Ctrl-C (or SIGTERM) it stops starting
+jobs, ends the running children, and returns. Each worker caches its job the moment it ends,
+so every finished job survives the interruption.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as futures
+import signal
+import sys
+import threading
+
+from tqdm import tqdm
+
+from .. import program
+from ..errors import ProgramError
+from .cache import Cache, Outcome
+from .plan import Job
+
+
+def run_and_cache(binary, job: Job, timeout_s: float, cache: Cache) -> Outcome:
+    """Runs one job in a worker thread and caches it there, the moment it ends."""
+    outcome = run_one(binary, job, timeout_s)
+    cache.put(job, outcome)
+    return outcome
+
+
+def run_one(binary, job: Job, timeout_s: float) -> Outcome:
+    try:
+        done = program.run([binary, *job.args], timeout_s=timeout_s)
+    except program.Timeout as err:
+        return Outcome(returncode=None, report=None, error=str(err), wall_s=timeout_s)
+    if done.returncode in (0, 1):
+        try:
+            report = program.read_check_report(done)
+        except ProgramError as err:
+            return Outcome(returncode=done.returncode, report=None, error=str(err),
+                           wall_s=done.wall_s)
+        return Outcome(returncode=done.returncode, report=report.raw, error=None,
+                       wall_s=done.wall_s)
+    kind = "bad input" if done.returncode == 2 else "failed"
+    return Outcome(returncode=done.returncode, report=None,
+                   error=f"{kind}: {program.describe_failure(done)}", wall_s=done.wall_s)
+
+
+class Interrupted(Exception):
+    def __init__(self, finished: int, total: int):
+        super().__init__(f"{finished} of {total}")
+        self.finished, self.total = finished, total
+
+
+def _sigterm_as_interrupt():
+    """SIGTERM ends a sweep the same orderly way as Ctrl-C (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)
+
+
+def execute(binary, jobs: list[Job], cache: Cache, workers: int, timeout_s: float,
+            progress: bool) -> dict[Job, Outcome]:
+    """Outcomes for every job: from the cache, or run now. Raises Interrupted on Ctrl-C."""
+    outcomes: dict[Job, Outcome] = {}
+    todo = []
+    for job in jobs:
+        hit = cache.get(job)
+        if hit is not None:
+            outcomes[job] = hit
+        else:
+            todo.append(job)
+    print(f"sweep: {len(jobs)} runs: {len(outcomes)} cached, {len(todo)} to run on "
+          f"{workers} worker(s)", file=sys.stderr)
+    if not todo:
+        return outcomes
+    todo.sort(key=lambda j: -j.cost_estimate())  # stable: equal costs keep grid order
+    previous = _sigterm_as_interrupt()
+    bar = tqdm(total=len(todo), unit="run", desc="sweep", file=sys.stderr, disable=not progress,
+               dynamic_ncols=True, mininterval=0.5)
+    pool = futures.ThreadPoolExecutor(max_workers=workers)
+    pending, submitted = {}, []
+    hazards = failures = 0
+    try:
+        pending = {pool.submit(run_and_cache, binary, job, timeout_s, cache): job for job in todo}
+        submitted = list(pending)
+        while pending:
+            done, _ = futures.wait(pending, timeout=0.5, return_when=futures.FIRST_COMPLETED)
+            for fut in done:
+                job = pending.pop(fut)
+                outcome = fut.result()
+                outcomes[job] = outcome
+                if outcome.report is None:
+                    failures += 1
+                elif outcome.report.get("verdict") == "hazard":
+                    hazards += 1
+                bar.set_postfix(hazards=hazards, failed=failures, refresh=False)
+                bar.update(1)
+    except KeyboardInterrupt:
+        for fut in pending:
+            fut.cancel()
+        program.live_processes.stop()
+        pool.shutdown(wait=True, cancel_futures=True)
+        program.live_processes.resume()
+        bar.close()
+        finished = sum(1 for f in submitted if f.done() and not f.cancelled()
+                       and f.exception() is None and f.result().cacheable)
+        raise Interrupted(finished, len(todo)) from None
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    pool.shutdown(wait=True)
+    bar.close()
+    return outcomes

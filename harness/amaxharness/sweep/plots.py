@@ -1,0 +1,153 @@
+"""The sweep's plots, PNG and SVG, written atomically.
+
+exposed_latency: the exposed amax-reduction latency against the x knob (DP size), one line per
+design; points where the safety run found a hazard are crossed out in red, because a fast design
+that races is not a candidate.
+safety_map: designs × x values, each cell coloured by verdict and labelled with hazard kinds.
+"""
+
+from __future__ import annotations
+
+from .. import atomic
+from .grid import Grid
+from .report import KIND_SHORT
+from .results import VERDICT_ERROR, Row
+
+_CELL = {"clean_complete": (0, "#2e7d32", "no hazard (exhaustive, complete)"),
+         "clean": (1, "#a5d6a7", "no hazard found (sampled)"),
+         "hazard": (2, "#c62828", "hazard"),
+         VERDICT_ERROR: (3, "#9e9e9e", "run failed"),
+         "none": (4, "#ffffff", "not run")}
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "amaxcheck"  # stable ids: same data, same SVG bytes
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, folder, stem: str) -> list[str]:
+    names = []
+    for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None})):
+        name = f"{stem}.{ext}"
+        with atomic.atomic_path(folder / name) as tmp:
+            fig.savefig(tmp, format=ext, dpi=120, bbox_inches="tight", metadata=meta)
+        names.append(name)
+    return names
+
+
+def _x_positions(grid: Grid):
+    values = grid.axes[grid.x] if grid.x else []
+    numeric = values and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                             for v in values)
+    if numeric:
+        log2 = min(values) > 0 and max(values) / min(values) >= 8
+        return (lambda v: v), log2, None
+    index = {repr(v): i for i, v in enumerate(values)}
+    return (lambda v: index[repr(v)]), False, [str(v) for v in values]
+
+
+def _designs(rows: list[Row]) -> dict[str, list[Row]]:
+    groups: dict[str, list[Row]] = {}
+    for r in rows:
+        groups.setdefault(r.design, []).append(r)
+    return groups
+
+
+def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    to_x, log2, labels = _x_positions(grid)
+    hazard_label = "hazard found"
+    plotted = False
+    styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--")]
+    for n, (design, group) in enumerate(_designs(rows).items()):
+        pts = [(to_x(r.point[grid.x]) if grid.x else 0, r.exposed_amax_latency_us, r)
+               for r in group if r.exposed_amax_latency_us is not None]
+        if not pts:
+            continue
+        pts.sort(key=lambda p: p[0])
+        marker, linestyle = styles[n % len(styles)]  # overlapping designs stay distinguishable
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, linestyle=linestyle,
+                label=design)
+        bad = [p for p in pts if p[2].verdict == "hazard"]
+        if bad:
+            ax.scatter([p[0] for p in bad], [p[1] for p in bad], marker="x", s=90,
+                       color="#c62828", zorder=3, label=hazard_label)
+            hazard_label = None  # one legend entry for all designs
+        plotted = True
+    if not plotted:
+        ax.text(0.5, 0.5, "no timed results", ha="center", va="center", transform=ax.transAxes)
+    if log2:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(grid.axes[grid.x], [str(v) for v in grid.axes[grid.x]])
+    elif labels:
+        ax.set_xticks(range(len(labels)), labels)
+    ax.set_xlabel(grid.x or "")
+    ax.set_ylabel("exposed amax-reduction latency (µs)")
+    ax.set_title(f"{grid.title}\nexposed amax latency per design")
+    ax.grid(True, alpha=0.3)
+    if plotted:
+        ax.legend(fontsize=8)
+    names = _save(fig, folder, "exposed_latency")
+    plt.close(fig)
+    return names
+
+
+def _cell(row: Row | None) -> tuple[str, str]:
+    if row is None or row.verdict == "skipped":
+        return "none", ""
+    if row.verdict == "hazard":
+        return "hazard", "\n".join(KIND_SHORT.get(k, k) for k in row.hazard_kinds)
+    if row.verdict == "clean":
+        return ("clean_complete", "ok") if row.complete else ("clean", "ok*")
+    return VERDICT_ERROR, "err"
+
+
+def plot_safety_map(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    columns = grid.axes[grid.x] if grid.x else [None]
+    designs = _designs(rows)
+    cells = [[4] * len(columns) for _ in designs]
+    texts = [[""] * len(columns) for _ in designs]
+    col_of = {repr(v): i for i, v in enumerate(columns)}
+    for i, group in enumerate(designs.values()):
+        for r in group:
+            j = col_of[repr(r.point[grid.x])] if grid.x else 0
+            key, text = _cell(r)
+            cells[i][j], texts[i][j] = _CELL[key][0], text
+    width = max(6.0, 0.8 * len(columns) + 3)
+    height = max(2.5, 0.6 * len(designs) + 1.5)
+    fig, ax = plt.subplots(figsize=(width, height))
+    colors = [c[1] for c in sorted(_CELL.values())]
+    ax.imshow(cells, cmap=ListedColormap(colors), vmin=-0.5, vmax=len(colors) - 0.5,
+              aspect="auto")
+    size = 8 if len(columns) <= 16 else 6
+    if len(columns) <= 40:
+        for i, row in enumerate(texts):
+            for j, text in enumerate(row):
+                if text:
+                    light = cells[i][j] in (1, 4)
+                    ax.text(j, i, text, ha="center", va="center", fontsize=size,
+                            color="black" if light else "white")
+    ax.set_xticks(range(len(columns)), ["" if c is None else str(c) for c in columns])
+    ax.set_yticks(range(len(designs)), list(designs))
+    ax.set_xlabel(grid.x or "")
+    ax.set_title(f"{grid.title}\nsafety per design")
+    used = sorted({c for row in cells for c in row})
+    legend = [Patch(facecolor=v[1], edgecolor="black", label=v[2]) for v in sorted(_CELL.values())
+              if v[0] in used]
+    ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    names = _save(fig, folder, "safety_map")
+    plt.close(fig)
+    return names
+
+
+def write_plots(grid: Grid, rows: list[Row], folder) -> list[str]:
+    """Writes both plots; returns the file names (relative to `folder`)."""
+    plt = _pyplot()
+    return plot_latency(plt, grid, rows, folder) + plot_safety_map(plt, grid, rows, folder)
+

@@ -1,0 +1,160 @@
+"""The sweep's tables: results.csv (every point, every figure) and report.md (what it means).
+
+Both are pure functions of the rows, so a rerun served from the cache writes identical bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from .grid import Grid
+from .results import VERDICT_ERROR, Row
+
+KIND_SHORT = {"data_race": "race", "collective_mismatch": "mismatch",
+              "ordering_hazard": "order", "unjoined_collective": "unjoined",
+              "deadlock": "deadlock", "value_mismatch": "value",
+              "replica_divergence": "divergence"}
+
+
+def to_csv(grid: Grid, rows: list[Row]) -> str:
+    keys = list(grid.axes)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(keys + list(Row.CSV_TAIL))
+    for row in rows:
+        writer.writerow(row.csv_values(keys))
+    return out.getvalue()
+
+
+def human_bytes(n: float | None) -> str:
+    if n is None:
+        return "–"
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n}"
+
+
+def _num(v: float | None) -> str:
+    return "–" if v is None else f"{v:.1f}"
+
+
+def _md_table(header: list[str], body: list[list[str]]) -> str:
+    def esc(cell):
+        return str(cell).replace("|", "\\|")
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in body]
+    return "\n".join(lines)
+
+
+def compress(values: list, universe: list) -> str:
+    """'2–16, 64': runs of consecutive grid values, so a report names where a hazard appears."""
+    index = {repr(v): i for i, v in enumerate(universe)}
+    picked = sorted({index[repr(v)] for v in values})
+    parts, start = [], None
+    for n, i in enumerate(picked):
+        if start is None:
+            start = i
+        if n + 1 == len(picked) or picked[n + 1] != i + 1:
+            a, b = universe[start], universe[i]
+            parts.append(f"{a}" if start == i else f"{a}–{b}")
+            start = None
+    return ", ".join(parts)
+
+
+def _by_design(rows: list[Row]) -> dict[str, list[Row]]:
+    groups: dict[str, list[Row]] = {}
+    for row in rows:
+        groups.setdefault(row.design, []).append(row)
+    return groups
+
+
+def safety_summary(grid: Grid, rows: list[Row]) -> str:
+    x = grid.x
+    universe = grid.axes[x] if x else []
+    where = (lambda rs: f" at {x}={compress([r.point[x] for r in rs], universe)}") if x else \
+        (lambda rs: "")
+    hazards = [r for r in rows if r.verdict == "hazard"]
+    clean = [r for r in rows if r.verdict == "clean"]
+    errors = [r for r in rows if r.verdict == VERDICT_ERROR]
+    parts = []
+    if hazards:
+        kinds = []
+        for r in hazards:
+            kinds += [k for k in r.hazard_kinds if k not in kinds]
+        parts.append(f"**hazard** ({', '.join(kinds)}){where(hazards)}")
+    if clean:
+        complete = [r for r in clean if r.complete]
+        text = f"no hazard found{where(clean)}"
+        if complete and len(complete) == len(clean):
+            text += " (exhaustive search complete)"
+        elif complete:
+            text += f" (exhaustive search complete{where(complete)})"
+        parts.append(text)
+    if errors:
+        parts.append(f"failed{where(errors)}")
+    return "; ".join(parts) or "not checked"
+
+
+def _span(rows: list[Row], attr: str, fmt) -> str:
+    values = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
+    if not values:
+        return "–"
+    if len(rows) == 1 or values[0] == values[-1]:
+        return fmt(values[0])
+    return f"{fmt(values[0])} → {fmt(values[-1])}"
+
+
+def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str) -> str:
+    x = grid.x
+    out = [f"# {grid.title}", ""]
+    if grid.description:
+        out += [grid.description.strip(), ""]
+    varying = [f"`{k}` ∈ {{{', '.join(map(str, grid.axes[k]))}}}" for k in grid.varying()]
+    fixed = [f"`{k}`={v[0]}" for k, v in grid.axes.items() if len(v) == 1]
+    out += [f"Grid: {' × '.join(varying) or 'one point'}"
+            + (f"; fixed: {', '.join(fixed)}" if fixed else "") + f" ({len(rows)} points).", ""]
+    strategies = sorted({f"{r.strategy} ({r.runs} runs)" for r in rows if r.strategy})
+    if strategies:
+        out += [f"Safety runs: {', '.join(strategies)}.", ""]
+    compute_s = sum((r.safety_wall_s or 0) + (r.timed_wall_s or 0) for r in rows)
+    out += [f"Program: {program_note}; {compute_s:.0f} s of compute over all runs.", ""]
+
+    span_note = f" ({x} = {grid.axes[x][0]} → {grid.axes[x][-1]})" if x else ""
+    out += ["## Findings per design", ""]
+    body = []
+    for design, group in _by_design(rows).items():
+        group = sorted(group, key=lambda r: grid.axes[x].index(r.point[x])) if x else group
+        body.append([design, safety_summary(grid, group),
+                     _span(group, "exposed_amax_latency_us", _num),
+                     _span(group, "amax_queued_us", _num),
+                     _span(group, "iteration_time_us", _num),
+                     _span(group, "extra_comm_memory_bytes", human_bytes)])
+    out += [_md_table(["design", "safety", f"exposed amax latency (µs){span_note}",
+                       "amax queued behind gradients (µs)", "iteration time (µs)",
+                       "extra communicator memory"], body), ""]
+    for plot in plots:
+        out += [f"![{plot}]({plot})", ""]
+
+    out += ["## Every point", ""]
+    keys = grid.varying() or list(grid.axes)
+    body = []
+    for r in rows:
+        body.append([str(r.point[k]) for k in keys] + [
+            r.verdict, ", ".join(KIND_SHORT.get(k, k) for k in r.hazard_kinds) or "–",
+            "–" if r.runs is None else str(r.runs),
+            "–" if r.complete is None else ("yes" if r.complete else "no"),
+            _num(r.iteration_time_us), _num(r.exposed_amax_latency_us), _num(r.amax_queued_us),
+            human_bytes(r.extra_comm_memory_bytes)])
+    out += [_md_table(keys + ["verdict", "hazards", "runs", "complete", "iteration (µs)",
+                              "exposed amax (µs)", "queued (µs)", "extra comm memory"], body), ""]
+    failed = [r for r in rows if r.errors]
+    if failed:
+        out += ["## Failed runs", ""]
+        for r in failed:
+            label = ", ".join(f"{k}={r.point[k]}" for k in keys)
+            out += [f"- {label}: {' | '.join(r.errors)}"]
+        out += [""]
+    return "\n".join(out)

@@ -1,0 +1,97 @@
+"""Points joined with their runs' outcomes: one Row per grid point, ready for CSV/markdown/plots."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..program import parse_check_report
+from .cache import Outcome
+from .grid import Grid
+from .plan import PlannedPoint
+
+VERDICT_ERROR = "error"
+VERDICT_SKIPPED = "skipped"
+
+
+@dataclasses.dataclass
+class Row:
+    point: dict
+    design: str
+    verdict: str  # clean | hazard | error | skipped
+    hazard_kinds: list
+    runs: int | None
+    complete: bool | None
+    strategy: str
+    iteration_time_us: float | None
+    exposed_amax_latency_us: float | None
+    amax_queued_us: float | None
+    extra_comm_memory_bytes: int | None
+    timed_verdict: str
+    errors: list
+    safety_wall_s: float | None
+    timed_wall_s: float | None
+
+    CSV_TAIL = ("design", "verdict", "hazard_kinds", "runs", "complete", "strategy",
+                "iteration_time_us", "exposed_amax_latency_us", "amax_queued_us",
+                "extra_comm_memory_bytes", "timed_verdict", "error", "safety_wall_s",
+                "timed_wall_s")
+
+    def csv_values(self, keys: list[str]) -> list:
+        def blank(v):
+            return "" if v is None else v
+        return [self.point[k] for k in keys] + [
+            self.design, self.verdict, ";".join(self.hazard_kinds), blank(self.runs),
+            "" if self.complete is None else str(self.complete).lower(), self.strategy,
+            blank(self.iteration_time_us), blank(self.exposed_amax_latency_us),
+            blank(self.amax_queued_us), blank(self.extra_comm_memory_bytes), self.timed_verdict,
+            " | ".join(self.errors), blank(self.safety_wall_s), blank(self.timed_wall_s)]
+
+
+def design_label(grid: Grid, point: dict) -> str:
+    return ", ".join(f"{k}={point[k]}" for k in grid.design) or "all points"
+
+
+def _report(outcome: Outcome | None, errors: list, kind: str):
+    if outcome is None:
+        return None
+    if outcome.report is None:
+        errors.append(f"{kind}: {outcome.error}")
+        return None
+    try:
+        return parse_check_report(outcome.report)
+    except ValueError as err:  # a cache written by an older program: shown, not trusted
+        errors.append(f"{kind}: unreadable report ({err})")
+        return None
+
+
+def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[Row]:
+    rows = []
+    for p in planned:
+        errors: list = []
+        s_out = outcomes.get(p.safety) if p.safety else None
+        t_out = outcomes.get(p.timed) if p.timed else None
+        safety = _report(s_out, errors, "safety")
+        timed = _report(t_out, errors, "timed")
+        if p.safety is None:
+            verdict = VERDICT_SKIPPED
+        elif safety is None:
+            verdict = VERDICT_ERROR
+        else:
+            verdict = safety.verdict
+        timing = timed.timing if timed else None
+        if timed is not None and timing is None:
+            errors.append("timed: the report has no timing figures")
+        rows.append(Row(
+            point=p.point, design=design_label(grid, p.point), verdict=verdict,
+            hazard_kinds=safety.hazard_kinds if safety else [],
+            runs=safety.runs if safety else None, complete=safety.complete if safety else None,
+            strategy=safety.strategy if safety else "",
+            iteration_time_us=timing.iteration_time_us if timing else None,
+            exposed_amax_latency_us=timing.exposed_amax_latency_us if timing else None,
+            amax_queued_us=timing.amax_queued_us if timing else None,
+            extra_comm_memory_bytes=timing.extra_comm_memory_bytes if timing else None,
+            timed_verdict=(timed.verdict if timed else
+                           (VERDICT_SKIPPED if p.timed is None else VERDICT_ERROR)),
+            errors=errors, safety_wall_s=round(s_out.wall_s, 3) if s_out else None,
+            timed_wall_s=round(t_out.wall_s, 3) if t_out else None))
+    return rows

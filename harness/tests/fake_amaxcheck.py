@@ -1,0 +1,160 @@
+"""A stand-in for the amaxcheck program in the harness's own tests.
+
+It follows the CLI contract (exit codes, the --json report, trace files) with tiny, fixed rules
+so the tests can check the harness's orchestration against known answers:
+  check PROTOCOL: wait=after-copy -> data_race; comm=shared with amax-order=rank-dependent ->
+    ordering_hazard; --strategy exhaustive is complete when dp <= 8; --strategy timed adds
+    timing figures that grow with log2(dp); an unknown option -> exit 2.
+  check SCENARIO.json: clean; writes --trace-out.
+  replay/shrink/export: on fake traces (JSON lines with "step", plus {"hazard": kind} lines).
+  check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID.
+Environment: FAKE_AMAXCHECK_LOG (append argv as JSON lines), FAKE_SLEEP_S (per check),
+FAKE_CRASH_DP (exit 3 for that dp), FAKE_GPU_HAZARD_RANK (that rank reports a hazard).
+"""
+
+import json
+import math
+import os
+import sys
+import time
+
+KNOWN = {"--comm", "--wait", "--amax-order", "--dp", "--tp", "--pp", "--cp", "--modules",
+         "--microbatches", "--iters", "--kernels", "--strategy", "--seed", "--runs",
+         "--trace-out", "--backend", "--alpha-us", "--depth"}
+
+
+def log(argv):
+    path = os.environ.get("FAKE_AMAXCHECK_LOG")
+    if path:
+        with open(path, "a") as out:
+            out.write(json.dumps(argv) + "\n")
+
+
+def options(args):
+    opts, flags, rest, i = {}, set(), [], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--json":
+            flags.add(a)
+        elif a.startswith("--"):
+            if a not in KNOWN:
+                print(f"error: unknown option {a}", file=sys.stderr)
+                sys.exit(2)
+            opts[a] = args[i + 1]
+            i += 1
+        else:
+            rest.append(a)
+        i += 1
+    return opts, flags, rest
+
+
+def hazard(kind, summary, rank=0):
+    return {"kind": kind, "summary": summary,
+            "participants": [{"rank": rank, "lane": "stream amax", "op": "amax_allreduce",
+                              "origin": "iter 0", "step": 7}],
+            "replay": "amaxcheck replay fake.jsonl"}
+
+
+def write_trace(path, hazards):
+    with open(path, "w") as out:
+        out.write(json.dumps({"format": "fake", "version": 1}) + "\n")
+        for step in range(12):
+            out.write(json.dumps({"step": step, "rank": step % 2}) + "\n")
+        for h in hazards:
+            out.write(json.dumps({"hazard": h["kind"], "summary": h["summary"]}) + "\n")
+
+
+def check(args):
+    opts, flags, rest = options(args)
+    if os.environ.get("FAKE_SLEEP_S"):
+        time.sleep(float(os.environ["FAKE_SLEEP_S"]))
+    dp = int(opts.get("--dp", 2))
+    if os.environ.get("FAKE_CRASH_DP") == str(dp):
+        print("internal error: fake crash", file=sys.stderr)
+        sys.exit(3)
+    strategy = opts.get("--strategy", "random")
+    hazards = []
+    target = rest[0] if rest else ""
+    rank = None
+    if opts.get("--backend") == "gpu":
+        rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("SLURM_PROCID", "0")))
+        if os.environ.get("FAKE_GPU_HAZARD_RANK") == str(rank):
+            hazards.append(hazard("data_race", f"race seen on rank {rank}", rank))
+    elif not target.endswith(".json"):
+        if opts.get("--wait") == "after-copy":
+            hazards.append(hazard("data_race", "RAW on amax_history vs amax all-reduce"))
+        if opts.get("--comm") == "shared" and opts.get("--amax-order") == "rank-dependent":
+            hazards.append(hazard("ordering_hazard", "amax vs gradient order differs"))
+    report = {"verdict": "hazard" if hazards else "clean", "hazards": hazards,
+              "runs": int(opts.get("--runs", 1)),
+              "complete": strategy == "exhaustive" and dp <= 8,
+              "strategy": strategy, "seed": int(opts.get("--seed", 0)),
+              "trace": opts.get("--trace-out")}
+    if rank is not None:
+        report["rank"] = rank
+    if strategy == "timed":
+        shared = opts.get("--comm") == "shared"
+        alpha = float(opts.get("--alpha-us", 8))
+        report["timing"] = {
+            "iteration_time_us": 1000.0 + dp,
+            "exposed_amax_latency_us": alpha + 2 * math.log2(dp) + (20.0 if shared else 0.0),
+            "amax_queued_us": 20.0 * math.log2(dp) if shared else 0.0,
+            "extra_comm_memory_bytes": 0 if shared else 512 * 1024 * 1024}
+    if "--trace-out" in opts:
+        write_trace(opts["--trace-out"], hazards)
+    if "--json" in flags:
+        print("fake: log line before the report")
+        print(json.dumps(report, indent=2))
+    return 1 if hazards else 0
+
+
+def read_trace(path):
+    steps, hazards = [], []
+    with open(path) as lines:
+        for line in lines:
+            doc = json.loads(line)
+            if doc.get("diverge"):
+                print(f"error: diverged at step {doc.get('step', 0)}: expected x, got y",
+                      file=sys.stderr)
+                sys.exit(2)
+            if "step" in doc:
+                steps.append(doc)
+            if "hazard" in doc:
+                hazards.append(doc)
+    return steps, hazards
+
+
+def main(argv):
+    log(argv)
+    cmd, args = argv[0], argv[1:]
+    if cmd == "check":
+        return check(args)
+    if cmd == "replay":
+        steps, hazards = read_trace(args[0])
+        found = [hazard(h["hazard"], h["summary"]) for h in hazards]
+        print(json.dumps({"verdict": "hazard" if found else "clean", "hazards": found,
+                          "runs": 1, "complete": True, "strategy": "replay", "seed": 0,
+                          "trace": args[0]}))
+        return 1 if found else 0
+    if cmd == "shrink":
+        steps, hazards = read_trace(args[0])
+        out = args[args.index("-o") + 1]
+        with open(out, "w") as f:
+            f.write(json.dumps({"format": "fake", "version": 1}) + "\n")
+            for s in steps[: max(1, len(steps) // 3)]:
+                f.write(json.dumps(s) + "\n")
+            for h in hazards:
+                f.write(json.dumps(h) + "\n")
+        return 0
+    if cmd == "export":
+        read_trace(args[0])
+        out = args[args.index("--perfetto") + 1]
+        with open(out, "w") as f:
+            json.dump({"traceEvents": []}, f)
+        return 0
+    print(f"unknown command {cmd}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
