@@ -99,41 +99,43 @@ def _states(records: list) -> tuple:
     return tuple(r.state for r in records)
 
 
-ASPECTS = (("type_mismatch", "operation", _signature),
-           ("size_mismatch", "sizes", _sizes),
-           ("dtype_mismatch", "dtypes", _dtypes),
-           ("state_mismatch", "state", _states))
+def _show_sizes(records: list) -> str:
+    return " + ".join(f"in {r.input_sizes} out {r.output_sizes}" for r in records)
 
 
-def _deviants(by_rank: dict, key) -> tuple[list, dict]:
+def _show_dtypes(records: list) -> str:
+    return " + ".join(f"in {'/'.join(r.input_dtypes) or '?'} out {'/'.join(r.output_dtypes) or '?'}"
+                      for r in records)
+
+
+ASPECTS = (("type_mismatch", "operations", _signature, lambda rs: " + ".join(_signature(rs))),
+           ("size_mismatch", "sizes", _sizes, _show_sizes),
+           ("dtype_mismatch", "dtypes", _dtypes, _show_dtypes),
+           ("state_mismatch", "states", _states, lambda rs: " + ".join(_states(rs))))
+
+
+def _deviants(by_rank: dict, key) -> tuple[list, list]:
     """Ranks outside the largest agreeing block (all of them on a tie), and the blocks."""
     blocks = collections.defaultdict(list)
     for rank, recs in by_rank.items():
         blocks[key(recs)].append(rank)
-    if len(blocks) <= 1:
-        return [], blocks
-    sizes = sorted((len(v) for v in blocks.values()), reverse=True)
+    ordered = sorted((sorted(ranks) for ranks in blocks.values()), key=lambda b: b[0])
+    if len(ordered) <= 1:
+        return [], ordered
+    sizes = sorted((len(b) for b in ordered), reverse=True)
     if sizes[0] == sizes[1]:
-        return sorted(by_rank), blocks
-    majority = max(blocks.values(), key=len)
-    return sorted(r for r in by_rank if r not in majority), blocks
+        return sorted(by_rank), ordered
+    majority = max(ordered, key=len)
+    return sorted(r for r in by_rank if r not in majority), ordered
 
 
-def _describe_blocks(blocks: dict, show) -> str:
-    parts = []
-    for value, ranks in sorted(blocks.items(), key=lambda kv: sorted(kv[1])):
-        parts.append(f"rank{'s' if len(ranks) > 1 else ''} {_ranks(ranks)}: {show(value)}")
-    return "; ".join(parts)
+def _describe_blocks(blocks: list, by_rank: dict, show) -> str:
+    return "; ".join(f"rank{'s' if len(b) > 1 else ''} {_ranks(b)}: {show(by_rank[b[0]])}"
+                     for b in blocks)
 
 
 def _ranks(ranks) -> str:
     return ", ".join(map(str, sorted(ranks)))
-
-
-def _show(value) -> str:
-    if isinstance(value, tuple) and len(value) == 1:
-        value = value[0]
-    return str(value).replace("'", "")
 
 
 def _group_members(dumps: list[Dump], name: str, recorded: dict) -> tuple[tuple, list]:
@@ -184,10 +186,11 @@ def check_group(name: str, desc: str, dumps: list[Dump], alignment: Alignment) -
                 why = "has no record of it (a gap in its buffer)"
             findings.append(Finding("not_joined", f"rank {r} {why}"))
             deviating.add(r)
-        for kind, label, key in ASPECTS:
+        for kind, label, key, show in ASPECTS:
             odd, blocks = _deviants(have, key)
             if odd:
-                findings.append(Finding(kind, f"{label} differ: {_describe_blocks(blocks, _show)}"))
+                findings.append(Finding(kind, f"{label} differ: "
+                                              f"{_describe_blocks(blocks, have, show)}"))
                 deviating |= set(odd)
         if not findings:
             report.matched += 1
@@ -231,8 +234,8 @@ def find_inversions(groups: list[GroupReport], alignment: Alignment) -> list[Div
                 a_seq = (last[early] + 1) if last[early] is not None else min(pa[late])
                 if a_seq not in pa[early] or a_seq not in pa[late]:
                     continue  # the other rank never issued it: a not_joined, reported per group
-                text = (f"rank {late} issues {a.name} #{a_seq} before {b.name} #{j}; rank {early} "
-                        f"issues {b.name} #{j} first")
+                text = (f"rank {late} issues group {a.name} #{a_seq} before group {b.name} #{j}; "
+                        f"rank {early} issues group {b.name} #{j} first")
                 records = {late: [alignment.records[late][pa[late][a_seq]],
                                   alignment.records[late][pb[late][j]]],
                            early: [alignment.records[early][pb[early][j]],

@@ -72,8 +72,8 @@ class Record:
         return total
 
     def describe(self) -> str:
-        return (f"{self.profiling_name} in={self.input_sizes} {self.input_dtypes} "
-                f"out={self.output_sizes} {self.output_dtypes} [{self.state}]")
+        return (f"{self.profiling_name} in {self.input_sizes} {'/'.join(self.input_dtypes)} "
+                f"out {self.output_sizes} {'/'.join(self.output_dtypes)} [{self.state}]")
 
 
 @dataclasses.dataclass

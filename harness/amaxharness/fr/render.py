@@ -11,8 +11,8 @@ def _record_lines(rank: int, records: list, frames: int) -> list[str]:
         return [f"    rank {rank}: (no record)"]
     lines = []
     for r in records:
-        lines.append(f"    rank {rank}: record {r.record_id} {r.pg_name} #{r.collective_seq_id} "
-                     f"{r.describe()}")
+        lines.append(f"    rank {rank}: record {r.record_id}, group {r.pg_name} "
+                     f"#{r.collective_seq_id}: {r.describe()}")
         for frame in r.frames[:frames]:
             lines.append(f"        at {frame}")
         if len(r.frames) > frames:

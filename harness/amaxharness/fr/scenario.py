@@ -18,6 +18,8 @@ Two liberties, both so the simulator can hold a real job's dump:
 
 from __future__ import annotations
 
+import re
+
 from .align import Alignment
 from .dump import Dump, Record
 
@@ -49,8 +51,9 @@ def _size_map(records) -> dict:
 def _origin(r: Record) -> str:
     text = (f"rank {r.rank} record {r.record_id}: {r.pg_name} #{r.collective_seq_id} "
             f"{r.describe()}")
-    if r.frames:
-        text += f" at {r.frames[0]}"
+    if r.frames:  # the first frame outside torch itself: the user's call site
+        user = [f for f in r.frames if not re.search(r"(^|/)torch/", f.filename)]
+        text += f" at {(user or r.frames)[0]}"
     return text
 
 

@@ -1,0 +1,222 @@
+"""Flight Recorder import: the planted divergences are found, bad dumps are refused (exit 2)."""
+
+import json
+import pickle
+
+import pytest
+
+import fr_dumps as fr
+
+
+def import_fr(cli, tmp_path, paths, *extra):
+    return cli("import-fr", *paths, "--out", tmp_path / "out", "--no-simulate", *extra)
+
+
+def report_json(cli, tmp_path, paths, *extra):
+    done = import_fr(cli, tmp_path, paths, "--json", *extra)
+    return done, json.loads(done.stdout)
+
+
+def group(doc, name):
+    return next(g for g in doc["groups"] if g["name"] == name)
+
+
+def test_a_consistent_pair_is_consistent(tmp_path, cli):
+    paths = fr.write_pair(tmp_path, fr.training(), fr.training())
+    done = import_fr(cli, tmp_path, paths)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verdict: consistent" in done.stdout
+    assert "group 0 (default_pg): members 0, 1; collectives #1..#6: 6 agree; consistent" \
+        in done.stdout
+    assert "group 1 (amax_reduction): members 0, 1; collectives #1..#3: 3 agree; consistent" \
+        in done.stdout
+
+
+def test_swapped_order_on_a_shared_communicator_is_a_size_mismatch(tmp_path, cli):
+    rank0 = fr.training(amax_pg="0")
+    rank1 = fr.training(amax_pg="0", order=("bucket0", "amax", "bucket1"))
+    done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, rank0, rank1))
+    assert done.returncode == 1
+    first = group(doc, "0")["first_divergence"]
+    assert first["collective_seq_id"] == 1
+    assert first["kinds"] == ["size_mismatch"]
+    assert first["ranks"] == [0, 1]  # two ranks, no majority: both are named
+    assert first["records"]["0"][0]["input_sizes"] == [[8]]
+    assert first["records"]["1"][0]["input_sizes"] == [[1048576]]
+
+
+def test_a_missing_collective_names_the_rank_that_never_joined(tmp_path, cli):
+    rank0 = fr.training()
+    rank0[-1]["state"] = "started"  # rank 0 waits in the last bucket ...
+    rank1 = fr.training()[:-1]      # ... which rank 1 never issued
+    done = import_fr(cli, tmp_path, fr.write_pair(tmp_path, rank0, rank1))
+    assert done.returncode == 1
+    assert "first divergence at collective_seq_id 6:" in done.stdout
+    assert "not_joined: rank 1 never issued it (its last is #5)" in done.stdout
+    assert "group 1 (amax_reduction): members 0, 1; collectives #1..#3: 3 agree; consistent" \
+        in done.stdout
+
+
+def test_a_size_mismatch_is_reported_with_the_call_stacks(tmp_path, cli):
+    done = import_fr(cli, tmp_path,
+                     fr.write_pair(tmp_path, fr.training(), fr.training(amax_size=9)))
+    assert done.returncode == 1
+    out = done.stdout
+    assert "group 1 (amax_reduction)" in out and "first divergence at collective_seq_id 1:" in out
+    assert "size_mismatch: sizes differ: rank 0: in [[8]] out [[8]]; rank 1: in [[9]] out [[9]]" in out
+    assert "at reduce_amax at transformer_engine/pytorch/fp8.py:120" in out
+    assert "verdict: DIVERGENT (1 divergence)" in out
+
+
+def test_a_wrapped_ring_buffer_is_aligned_from_the_largest_first_record_id(tmp_path, cli):
+    full = fr.training(iterations=4)
+    wrapped = fr.training(iterations=4)[5:]  # rank 1 kept only its newest records
+    done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, full, wrapped))
+    assert done.returncode == 0, done.stdout
+    assert doc["aligned_from_record_id"] == 5
+    assert doc["dropped"] == {"0": 5, "1": 0}
+    assert group(doc, "0")["window"] == [4, 8] and group(doc, "1")["window"] == [3, 4]
+
+
+def test_a_divergence_after_the_wrap_is_still_found(tmp_path, cli):
+    full = fr.training(iterations=4)
+    wrapped = fr.training(iterations=4)[5:]
+    wrapped[-1]["input_sizes"] = [[7]]
+    done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, full, wrapped))
+    assert done.returncode == 1
+    assert group(doc, "0")["first_divergence"]["collective_seq_id"] == 8
+
+
+def test_type_dtype_and_state_mismatches_are_each_named(tmp_path, cli):
+    rank0, rank1 = fr.training(), fr.training()
+    rank1[3]["profiling_name"] = "nccl:all_gather"     # amax #2 (group 1)
+    rank1[1]["input_dtypes"] = ["BFloat16"]            # bucket #1 (group 0)
+    rank1[2]["state"] = "scheduled"                    # bucket #2 (group 0)
+    done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, rank0, rank1))
+    assert done.returncode == 1
+    assert group(doc, "1")["first_divergence"]["kinds"] == ["type_mismatch"]
+    assert group(doc, "0")["first_divergence"]["kinds"] == ["dtype_mismatch"]
+    assert group(doc, "0")["divergent"] == 2  # the state mismatch at #2 is counted too
+
+
+def test_three_ranks_name_the_odd_one_out(tmp_path, cli):
+    ranks = (0, 1, 2)
+    paths = [fr.write_pickle(tmp_path / f"nccl_trace_rank_{r}",
+                             fr.dump(fr.training(amax_size=9 if r == 2 else 8), ranks=ranks))
+             for r in ranks]
+    done, doc = report_json(cli, tmp_path, paths)
+    assert done.returncode == 1
+    assert group(doc, "1")["first_divergence"]["ranks"] == [2]
+
+
+def test_a_cross_group_order_inversion_deadlocks_only_with_serialized_kernels(tmp_path, cli):
+    rank0 = fr.training(order=("amax", "bucket0", "bucket1"))
+    rank1 = fr.training(order=("bucket0", "amax", "bucket1"))
+    paths = fr.write_pair(tmp_path, rank0, rank1)
+    done, doc = report_json(cli, tmp_path, paths)
+    assert done.returncode == 1
+    inversion = doc["order_inversions"][0]
+    assert inversion["kinds"] == ["order_inversion"]
+    assert inversion["findings"][0]["text"] == \
+        "rank 1 issues group 0 #1 before group 1 #1; rank 0 issues group 1 #1 first"
+    assert inversion["ranks"] == [0, 1]
+    relaxed = import_fr(cli, tmp_path, paths, "--kernels", "concurrent")
+    assert relaxed.returncode == 0
+    assert "note: order inversion" in relaxed.stdout
+
+
+def test_json_dumps_with_unknown_fields_and_a_rank_field_are_read(tmp_path, cli):
+    rank0 = [dict(e, thread_name="pt_autograd_0", new_field=[1, 2]) for e in fr.training()]
+    paths = [fr.write_json(tmp_path / "a.json", fr.dump(rank0, rank=0, comm_lib_version="2.21")),
+             fr.write_json(tmp_path / "b.json", fr.dump(fr.training(amax_size=9), rank=1))]
+    done, doc = report_json(cli, tmp_path, paths)
+    assert done.returncode == 1
+    assert [d["rank"] for d in doc["dumps"]] == [0, 1]
+
+
+def test_the_converted_scenario_has_a_communicator_per_group_and_every_collective(tmp_path,
+                                                                                   cli):
+    rank1 = fr.training()[:-1]
+    done = import_fr(cli, tmp_path, fr.write_pair(tmp_path, fr.training(), rank1))
+    assert done.returncode == 1
+    scenario = json.loads((tmp_path / "out" / "scenario.json").read_text())
+    assert [c["members"] for c in scenario["comms"]] == [[0, 1], [0, 1]]
+    programs = [r["threads"][0]["program"] for r in scenario["ranks"]]
+    assert [len(p) for p in programs] == [9, 8]
+    amax = programs[0][0]
+    assert amax["kind"] == "all_reduce" and amax["comm"] == 1 and amax["stream"] == 1
+    assert "reduce_amax at transformer_engine/pytorch/fp8.py:120" in amax["origin"]
+    # sizes are renumbered but keep their order: 8 < 524288 < 1048576
+    counts = [op["reads"][0]["count"] for op in programs[0][:3]]
+    assert counts == [1, 3, 2]
+    assert scenario["kernels"] == "serialized"
+
+
+def test_the_converted_scenario_is_handed_to_the_simulator(tmp_path, cli, fake_bin):
+    paths = fr.write_pair(tmp_path, fr.training(), fr.training())
+    done = cli("import-fr", *paths, "--out", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    checks = [c for c in fake_bin.calls() if c[0] == "check"]
+    assert checks and checks[0][1] == str(tmp_path / "out" / "scenario.json")
+    assert f"trace: {tmp_path / 'out' / 'trace.jsonl'}" in done.stdout
+    assert (tmp_path / "out" / "timeline.perfetto.json").exists()
+
+
+# ---- bad dumps ----------------------------------------------------------------------------
+
+def good(tmp_path, name="nccl_trace_rank_1"):
+    return fr.write_pickle(tmp_path / name, fr.dump(fr.training()))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda p: p.write_bytes(pickle.dumps(fr.dump(fr.training()), protocol=2)[:300]),
+     "not a complete pickle"),
+    (lambda p: fr.write_pickle(p, fr.dump(fr.training(), version="1.0")),
+     "version 1.0 is not supported"),
+    (lambda p: fr.write_pickle(p, fr.dump(fr.training(), version="3.1")),
+     "version 3.1 is not supported"),
+    (lambda p: fr.write_pickle(p, [1, 2, 3]), "expected a dict at the top level"),
+    (lambda p: fr.write_pickle(p, {"version": "2.4"}), "missing field 'entries'"),
+    (lambda p: fr.write_pickle(p, fr.dump([{k: v for k, v in fr.entry(0, "0", 1).items()
+                                            if k != "record_id"}])),
+     r"entries\[0\]: missing field 'record_id'"),
+    (lambda p: fr.write_pickle(p, fr.dump([fr.entry(0, "0", 1, state="exploded")])),
+     r"entries\[0\].state: expected one of"),
+    (lambda p: fr.write_pickle(p, fr.dump([fr.entry(0, "0", 1, input_sizes=[[-1]])])),
+     r"entries\[0\].input_sizes: expected a list of shapes"),
+    (lambda p: fr.write_pickle(p, fr.dump(fr.training(), groups={"0": ("d", "[0, 1")})),
+     "expected a rank list"),
+    (lambda p: p.write_text(json.dumps(fr.dump(fr.training()))[:200]), "not valid JSON"),
+    (lambda p: p.write_bytes(b""), "empty file"),
+])
+def test_a_bad_dump_is_refused_with_a_clear_error_and_exit_2(tmp_path, cli, make, message):
+    bad = tmp_path / "nccl_trace_rank_0"
+    make(bad)
+    done = import_fr(cli, tmp_path, [bad, good(tmp_path)])
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert message in done.stderr or __import__("re").search(message, done.stderr), done.stderr
+    assert str(bad) in done.stderr
+
+
+def test_a_dump_that_would_run_code_is_refused_and_nothing_runs(tmp_path, cli):
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (exec, (f"open({str(marker)!r}, 'w').close()",))
+
+    doc = fr.dump(fr.training())
+    doc["entries"][0]["frames"] = [Payload()]
+    bad = tmp_path / "nccl_trace_rank_0"
+    bad.write_bytes(pickle.dumps(doc, protocol=2))
+    done = import_fr(cli, tmp_path, [bad, good(tmp_path)])
+    assert done.returncode == 2
+    assert "refused" in done.stderr and "nothing from this file was executed" in done.stderr
+    assert not marker.exists()
+
+
+def test_two_dumps_of_the_same_rank_are_refused(tmp_path, cli):
+    a = fr.write_pickle(tmp_path / "x_rank_3", fr.dump(fr.training()))
+    b = fr.write_pickle(tmp_path / "y_rank_3", fr.dump(fr.training()))
+    done = import_fr(cli, tmp_path, [a, b])
+    assert done.returncode == 2 and "rank 3 already comes from" in done.stderr
