@@ -71,3 +71,46 @@ def write_pair(folder, rank0, rank1, fmt="pickle", **kwargs):
     write = write_pickle if fmt == "pickle" else write_json
     return [write(folder / f"nccl_trace_rank_{r}", dump(e, **kwargs))
             for r, e in ((0, rank0), (1, rank1))]
+
+
+# ---- the examples shipped in traces/fr/ (python3 harness/tests/fr_dumps.py regenerates them) --
+
+def _hung(records, rank_stuck_at=-1):
+    """The state a hang leaves: everything completed except the last record, still started."""
+    records[rank_stuck_at]["state"] = "started"
+    return records
+
+
+EXAMPLES = {
+    # name: (format, () -> (rank 0 records, rank 1 records), expected exit code, expected kinds)
+    "consistent": ("pickle", lambda: (training(), training()), 0, []),
+    "shared_comm_swapped": (
+        "pickle", lambda: (_hung(training(amax_pg="0")),
+                                  _hung(training(amax_pg="0",
+                                                 order=("bucket0", "amax", "bucket1")))),
+        1, ["size_mismatch"]),
+    "missing_collective": (
+        "json", lambda: (_hung(training()), training()[:-1]), 1, ["not_joined"]),
+    "separate_comm_inversion": (
+        "pickle", lambda: (training(order=("amax", "bucket0", "bucket1")),
+                                  training(order=("bucket0", "amax", "bucket1"))),
+        1, ["order_inversion"]),
+    "wrapped_ring_buffer": (
+        "pickle", lambda: (training(iterations=4), training(iterations=4)[5:]), 0, []),
+}
+
+
+def write_examples(root):
+    for name, (fmt, make, _, _) in EXAMPLES.items():
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        rank0, rank1 = make()
+        write = write_pickle if fmt == "pickle" else write_json
+        suffix = "" if fmt == "pickle" else ".json"
+        for rank, records in ((0, rank0), (1, rank1)):
+            write(folder / f"nccl_trace_rank_{rank}{suffix}", dump(records))
+
+
+if __name__ == "__main__":
+    import pathlib
+    write_examples(pathlib.Path(__file__).resolve().parents[2] / "traces" / "fr")
