@@ -1,0 +1,16 @@
+#include "cuda/bootstrap.h"
+
+namespace amaxcheck::gpu {
+
+std::vector<UniqueIdBytes> share_unique_ids(IdExchange& exchange, std::size_t count,
+                                            const std::function<UniqueIdBytes()>& make_id) {
+  std::vector<UniqueIdBytes> ids(count);
+  if (exchange.rank() == 0) {
+    for (auto& id : ids) id = make_id();
+  }
+  // One message for all ids: the root's bytes land in every process's vector.
+  if (count > 0) exchange.broadcast(ids.data(), count * unique_id_bytes, 0);
+  return ids;
+}
+
+}  // namespace amaxcheck::gpu

@@ -1,0 +1,30 @@
+#pragma once
+/// Turning CUDA and NCCL return codes into exceptions that say what was being done.
+///
+/// GpuError is a run-time failure of the device or the library (not the user's input and not
+/// an amaxcheck invariant). HangDetected is the watchdog's verdict: a deadline passed.
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace amaxcheck::gpu {
+
+struct GpuError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct HangDetected : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// "what: cudaErrorX: text"; throws GpuError unless `error` is cudaSuccess.
+void cuda_check(cudaError_t error, const std::string& what);
+
+/// Throws GpuError unless `result` is ncclSuccess or, when `in_progress_ok`, ncclInProgress
+/// (the normal answer of a non-blocking communicator). Returns true when still in progress.
+bool nccl_check(ncclResult_t result, const std::string& what, bool in_progress_ok = true);
+
+}  // namespace amaxcheck::gpu

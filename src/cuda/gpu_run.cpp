@@ -1,0 +1,47 @@
+#include "cuda/gpu_run.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "cuda/device_probe.h"
+#include "cuda/session.h"
+
+namespace amaxcheck::gpu {
+
+const char* to_string(CommCreation creation) {
+  switch (creation) {
+    case CommCreation::split_shared: return "split-shared";
+    case CommCreation::split_unshared: return "split";
+    case CommCreation::fresh_init: return "fresh-init";
+  }
+  return "?";
+}
+
+GpuRunResult run_on_gpus(const Scenario& scenario, const std::vector<Step>& schedule, const GpuRunOptions& options) {
+  GpuRunResult result;
+  const auto start = std::chrono::steady_clock::now();
+  Session session(scenario, options);
+  result.nccl_version = nccl_version_text(session.nccl_version());
+  result.placement = session.placement().note;
+  if (options.data_check) session.data_check(result);
+  result.setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  session.replay(schedule, result);
+  if (!result.hang) result.checks = session.read_checks();
+  return result;
+}
+
+Hazard hang_hazard(const GpuRunResult& result) {
+  Hazard hazard;
+  hazard.kind = HazardKind::deadlock;
+  hazard.summary = fmt::format("hang on GPU: {}", result.hang_reason);
+  for (const StuckGpuOp& stuck : result.stuck) {
+    hazard.participants.push_back(Participant{stuck.rank, stuck.lane, stuck.op, stuck.op_name, stuck.origin, 0});
+    hazard.details.push_back(fmt::format("rank {} {} '{}' ({}): {}", stuck.rank, stuck.lane, stuck.op_name,
+                                         stuck.origin, stuck.state));
+  }
+  hazard.details.push_back("the watchdog aborted every NCCL communicator and released every gate");
+  return hazard;
+}
+
+}  // namespace amaxcheck::gpu

@@ -1,0 +1,118 @@
+#pragma once
+/// The CUDA + NCCL backend's public API: run a scenario on real GPUs, in the order a simulator
+/// run chose, and hand back what the simulator's oracle needs to compare.
+///
+/// How a run goes (details in session.h):
+/// 1. placement: which device each rank uses (placement.h); a scenario that does not fit is an
+///    InputError naming what is missing;
+/// 2. set-up, one host thread per local GPU: streams, events, buffers with their initial
+///    values, and one non-blocking NCCL communicator per scenario communicator and member
+///    (a communicator over the same ranks as an earlier one is made with ncclCommSplit, with or
+///    without shared resources, or by a fresh init: GpuRunOptions::derived_comms);
+/// 3. data check: every communicator runs each collective signature the scenario uses once,
+///    with values predictable by construction, and the results are checked (nccl-tests'
+///    #wrong); this also makes NCCL connect before the replay;
+/// 4. replay of the schedule: an `issue` step queues the op on its stream behind a gate kernel;
+///    `execute` releases that op's gate and waits for it; `join` only marks; `complete`
+///    releases every member's gate and waits for the collective, so a collective reads and
+///    writes at the point the simulator's `complete` does;
+/// 5. read-back of every ReplicaCheck range.
+///
+/// Nothing waits without a deadline. When one passes, every communicator is aborted, every gate
+/// released, and the result names the ranks and ops that were stuck (a "hang").
+///
+/// This header needs no CUDA headers, so the CLI can include it in any build; the functions
+/// exist only when the library was built with CUDA (AMAXCHECK_HAVE_CUDA=1).
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "detectors/hazard.h"
+#include "engine/engine.h"
+#include "model/scenario.h"
+
+namespace amaxcheck::gpu {
+
+class IdExchange;
+
+/// How a communicator over the same ranks as an earlier one (e.g. a separate amax
+/// communicator next to the DP one) is made. This decides its device memory.
+enum class CommCreation : std::uint8_t {
+  split_shared,    ///< ncclCommSplit with splitShare=1: shares the parent's buffers
+  split_unshared,  ///< ncclCommSplit with splitShare=0: its own buffers
+  fresh_init,      ///< ncclCommInitRankConfig from its own unique id
+};
+const char* to_string(CommCreation creation);
+
+struct GpuRunOptions {
+  CommCreation derived_comms = CommCreation::split_shared;
+  /// Gates on: device order follows the schedule exactly. Off: ops run as soon as CUDA lets
+  /// them, and execute / complete steps do not wait (benchmarks only; values may differ).
+  bool gates = true;
+  std::uint32_t op_timeout_ms = 10000;   ///< longest wait for one step (the watchdog)
+  std::uint32_t run_timeout_ms = 240000; ///< the whole run
+  std::uint32_t gate_timeout_ms = 300000;  ///< a gate gives up on its own after this
+  bool data_check = true;
+  /// The launch's processes; nullptr runs every rank in this process.
+  IdExchange* exchange = nullptr;
+};
+
+struct ReplicaValues {
+  RankId rank = 0;
+  Range range;
+  std::vector<float> values;
+};
+
+/// The final values of one ReplicaCheck on every replica, in the scenario's order. Under MPI
+/// every process receives every replica's values.
+struct CheckValues {
+  std::string tensor;
+  std::vector<ReplicaValues> replicas;
+};
+
+/// An op that had not finished when the watchdog fired.
+struct StuckGpuOp {
+  RankId rank = 0;
+  std::string lane;  ///< "stream compute"
+  OpRef op;
+  std::string op_name;
+  std::string origin;
+  std::string state;  ///< "gated (never released)", "released, not finished", ...
+};
+
+struct GpuRunResult {
+  std::string nccl_version;  ///< run-time library, e.g. "2.28.9"
+  std::string placement;     ///< the placement decision, one line
+  std::vector<CheckValues> checks;
+  std::size_t steps_replayed = 0;
+  std::size_t data_check_wrong = 0;  ///< wrong elements in the built-in data check
+  std::vector<std::string> data_check_failures;
+  bool hang = false;
+  std::string hang_reason;  ///< what the watchdog was waiting for
+  std::vector<StuckGpuOp> stuck;
+  bool gate_timed_out = false;  ///< a gate gave up: device order no longer follows the schedule
+  bool simulator_was_stuck = false;  ///< the schedule left work behind (a simulated deadlock)
+  std::vector<std::string> notes;
+  double setup_ms = 0;
+  double replay_ms = 0;
+};
+
+/// "no usable CUDA device: <the driver's reason>" when CUDA cannot be used here, else nullopt.
+/// Also says so when the library was built without CUDA.
+std::optional<std::string> cuda_unavailable_reason();
+
+/// Runs `schedule` (the Steps of a simulator run of `scenario`) on this machine's GPUs.
+/// Throws InputError when no device is usable, when the scenario does not fit (see
+/// placement.h), or when the schedule does not belong to the scenario ("replay diverged at
+/// step N"). A hang is a result, not an exception.
+GpuRunResult run_on_gpus(const Scenario& scenario, const std::vector<Step>& schedule,
+                         const GpuRunOptions& options = {});
+
+/// The hang as a hazard report: kind deadlock (HazardKind has no separate hang kind), summary
+/// "hang on GPU: ...", one participant per stuck op.
+Hazard hang_hazard(const GpuRunResult& result);
+
+}  // namespace amaxcheck::gpu

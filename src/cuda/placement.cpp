@@ -1,0 +1,121 @@
+#include "cuda/placement.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "util/check.h"
+
+namespace amaxcheck::gpu {
+namespace {
+
+/// True when some communicator has two members on one device under `device_of_rank`.
+bool peers_share_a_device(const Scenario& scenario, const std::vector<int>& device_of_rank) {
+  for (const Communicator& comm : scenario.comms) {
+    std::map<int, RankId> seen;
+    for (RankId r : comm.members) {
+      const int device = device_of_rank.at(r);
+      if (device < 0) continue;
+      if (!seen.emplace(device, r).second) return true;
+    }
+  }
+  return false;
+}
+
+std::string version_text(int code) {
+  if (code <= 0) return "unknown";
+  return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
+}
+
+}  // namespace
+
+const char* to_string(PlacementMode mode) {
+  switch (mode) {
+    case PlacementMode::one_gpu_per_rank: return "one GPU per rank";
+    case PlacementMode::several_ranks_per_gpu: return "several ranks per GPU";
+    case PlacementMode::shared_gpus_no_peers: return "shared GPUs, no peers on one GPU";
+    case PlacementMode::does_not_fit: return "does not fit";
+  }
+  return "?";
+}
+
+Placement plan_placement(const Scenario& scenario, const PlacementInput& input) {
+  if (input.device_count <= 0) throw InputError("no usable CUDA device on this node");
+  const auto total = static_cast<std::uint32_t>(scenario.ranks.size());
+  Placement out;
+  out.local_ranks = ranks_of_process(total, input.launch);
+  const auto per_process = static_cast<std::uint32_t>(out.local_ranks.size());
+  out.device_of_rank.assign(total, -1);
+
+  bool enough = true;
+  for (std::uint32_t slot = 0; slot < per_process; ++slot) {
+    enough = enough && device_for_slot(input.launch, per_process, slot, input.device_count, false) >= 0;
+  }
+  for (std::uint32_t slot = 0; slot < per_process; ++slot) {
+    out.device_of_rank[out.local_ranks[slot]] =
+        device_for_slot(input.launch, per_process, slot, input.device_count, true);
+  }
+  const std::string where = fmt::format("{} rank(s) in this process, {} GPU(s) visible", per_process,
+                                        input.device_count);
+  if (enough) {
+    out.mode = PlacementMode::one_gpu_per_rank;
+    out.note = where + ": one GPU per rank";
+    return out;
+  }
+  const bool multi_rank_ok = input.nccl_version >= 23000 && input.multi_rank_env;
+  if (multi_rank_ok) {
+    out.mode = PlacementMode::several_ranks_per_gpu;
+    out.note = where + fmt::format(": several ranks per GPU (NCCL {} with NCCL_MULTI_RANK_GPU_ENABLE=1)",
+                                   version_text(input.nccl_version));
+    return out;
+  }
+  // Only same-node peers can collide; in multi-process runs other nodes' ranks are -1 here,
+  // which is the best a single process can see without asking its peers.
+  if (!peers_share_a_device(scenario, out.device_of_rank)) {
+    out.mode = PlacementMode::shared_gpus_no_peers;
+    out.note = where + ": ranks share GPUs, but no communicator has two members on one GPU";
+    return out;
+  }
+  out.mode = PlacementMode::does_not_fit;
+  out.note = where + fmt::format(
+                         ": two ranks of one communicator would share a GPU, which NCCL {} does not "
+                         "allow (needs NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1); run the "
+                         "1-rank-communicator variant (collectives become local; stream/event races "
+                         "stay real) or use more GPUs",
+                         version_text(input.nccl_version));
+  return out;
+}
+
+Scenario split_communicators_per_rank(const Scenario& scenario) {
+  Scenario out = scenario;
+  out.comms.clear();
+  // new_comm[c][member] = id of the 1-rank communicator of that member.
+  std::vector<std::vector<CommId>> new_comm(scenario.comms.size());
+  for (CommId c = 0; c < scenario.comms.size(); ++c) {
+    const Communicator& comm = scenario.comms[c];
+    for (RankId r : comm.members) {
+      new_comm[c].push_back(static_cast<CommId>(out.comms.size()));
+      const std::string name =
+          comm.members.size() == 1 ? comm.name : fmt::format("{}@{}", comm.name, scenario.ranks.at(r).name);
+      out.comms.push_back(Communicator{name, {r}});
+    }
+  }
+  for (RankId r = 0; r < out.ranks.size(); ++r) {
+    for (Thread& thread : out.ranks[r].threads) {
+      for (Op& op : thread.program) {
+        if (!is_collective(op.kind)) continue;
+        const int member = member_index(scenario.comms.at(op.comm), r);
+        if (member < 0) {
+          throw InputError(fmt::format("rank {} issues '{}' on comm {} without being a member", r, op.name,
+                                       scenario.comms.at(op.comm).name));
+        }
+        op.comm = new_comm[op.comm][static_cast<std::size_t>(member)];
+        op.root = 0;
+      }
+    }
+  }
+  out.name = scenario.name + " (1-rank communicators)";
+  return out;
+}
+
+}  // namespace amaxcheck::gpu

@@ -1,0 +1,56 @@
+#pragma once
+/// Which GPU each scenario rank runs on, and whether the scenario fits the machine at all.
+/// Pure C++: the device count and NCCL version are inputs, so every branch is tested on a CPU.
+///
+/// NCCL before 2.30 refuses two ranks of one communicator on one GPU (and 2.30+ allows it only
+/// with NCCL_MULTI_RANK_GPU_ENABLE=1). When a single process has fewer GPUs than ranks and
+/// sharing is not allowed, the scenario does not fit as written. What still makes sense then
+/// is the same program with every communicator cut into 1-rank communicators
+/// (split_communicators_per_rank): collectives become local copies, but the stream and event
+/// races stay real. The caller decides whether to run that variant, and must then simulate
+/// the *split* scenario too, so both backends run the same program.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cuda/launch_env.h"
+#include "model/scenario.h"
+
+namespace amaxcheck::gpu {
+
+enum class PlacementMode : std::uint8_t {
+  one_gpu_per_rank,       ///< every local rank has its own device
+  several_ranks_per_gpu,  ///< NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1
+  shared_gpus_no_peers,   ///< ranks share devices, but no communicator has two ranks on one
+  does_not_fit,           ///< needs split_communicators_per_rank (or more GPUs)
+};
+
+const char* to_string(PlacementMode mode);
+
+struct PlacementInput {
+  LaunchEnv launch;
+  int device_count = 0;
+  int nccl_version = 0;         ///< run-time ncclGetVersion code
+  bool multi_rank_env = false;  ///< NCCL_MULTI_RANK_GPU_ENABLE=1 is set
+};
+
+struct Placement {
+  PlacementMode mode = PlacementMode::does_not_fit;
+  std::vector<std::uint32_t> local_ranks;  ///< scenario ranks this process runs
+  std::vector<int> device_of_rank;         ///< per scenario rank; -1 for other processes' ranks
+  std::string note;                        ///< the decision and its reason, one line
+
+  bool fits() const { return mode != PlacementMode::does_not_fit; }
+};
+
+/// Decides the placement. Throws InputError when the process count does not divide the rank
+/// count, or when there is no device at all.
+Placement plan_placement(const Scenario& scenario, const PlacementInput& input);
+
+/// The same scenario with every communicator of m > 1 members replaced by m 1-rank
+/// communicators ("<name>@<rank name>"); collectives keep their ranges (a 1-rank all-gather
+/// writes only its own slice, as NCCL does) and broadcast roots become 0.
+Scenario split_communicators_per_rank(const Scenario& scenario);
+
+}  // namespace amaxcheck::gpu

@@ -1,0 +1,335 @@
+// Replaying a simulator schedule on the GPUs: one function per action kind (see session.h).
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "cuda/cuda_error.h"
+#include "cuda/kernels.h"
+#include "cuda/nccl_ops.h"
+#include "cuda/session.h"
+#include "util/check.h"
+
+namespace amaxcheck::gpu {
+namespace {
+
+[[noreturn]] void diverged(const Step& step, const std::string& why) {
+  throw InputError(fmt::format("replay diverged at step {}: {} (is the schedule from this scenario?)", step.index, why));
+}
+
+std::string ref_text(const OpRef& ref) { return fmt::format("rank {} thread {} op #{}", ref.rank, ref.thread, ref.index); }
+
+/// Copies are one batch when no pair reads or writes what another pair (or itself) writes;
+/// otherwise each pair goes through scratch, in order, like the simulator's snapshot copies.
+bool copies_independent(const Op& op) {
+  for (std::size_t i = 0; i < op.writes.size(); ++i) {
+    for (std::size_t j = 0; j < op.reads.size(); ++j) {
+      if (op.writes[i].overlaps(op.reads[j])) return false;
+    }
+    for (std::size_t j = i + 1; j < op.writes.size(); ++j) {
+      if (op.writes[i].overlaps(op.writes[j])) return false;
+    }
+  }
+  return true;
+}
+
+void launch_copies(const RankResources& res, const Op& op, cudaStream_t stream, float* scratch) {
+  AMAX_CHECK(op.reads.size() == op.writes.size(), "copy needs as many reads as writes");
+  if (copies_independent(op)) {
+    CopyBatch batch;
+    for (std::size_t i = 0; i < op.reads.size(); ++i) {
+      batch.src[batch.pairs] = res.at(op.reads[i]);
+      batch.dst[batch.pairs] = res.at(op.writes[i]);
+      batch.count[batch.pairs] = op.reads[i].count;
+      if (++batch.pairs == copy_batch_max) {
+        cuda_check(launch_copy_batch(batch, stream), "launching a copy");
+        batch = CopyBatch{};
+      }
+    }
+    cuda_check(launch_copy_batch(batch, stream), "launching a copy");
+    return;
+  }
+  for (std::size_t i = 0; i < op.reads.size(); ++i) {
+    CopyBatch in;
+    in.pairs = 1;
+    in.src[0] = res.at(op.reads[i]);
+    in.dst[0] = scratch;
+    in.count[0] = op.reads[i].count;
+    cuda_check(launch_copy_batch(in, stream), "launching a staged copy");
+    CopyBatch out;
+    out.pairs = 1;
+    out.src[0] = scratch;
+    out.dst[0] = res.at(op.writes[i]);
+    out.count[0] = op.reads[i].count;
+    cuda_check(launch_copy_batch(out, stream), "launching a staged copy");
+  }
+}
+
+}  // namespace
+
+void Session::replay(const std::vector<Step>& schedule, GpuRunResult& result) {
+  ReplayState state;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (const Step& step : schedule) {
+      replay_step(step, state);
+      ++result.steps_replayed;
+    }
+    probe_leftovers(state, result);
+  } catch (const HangDetected& hang) {
+    handle_hang(hang.what(), state, result);
+  } catch (const GpuError& error) {
+    result.notes.push_back(fmt::format("device error during the replay: {}", error.what()));
+    handle_hang(error.what(), state, result);
+  }
+  result.gate_timed_out = gates_->any_timed_out();
+  result.replay_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Session::replay_step(const Step& step, ReplayState& state) {
+  switch (step.action.kind) {
+    case ActionKind::issue: issue(step, state); break;
+    case ActionKind::execute: execute(step, state); break;
+    case ActionKind::join: join(step, state); break;
+    case ActionKind::complete: complete(step, state); break;
+  }
+}
+
+void Session::issue(const Step& step, ReplayState& state) {
+  const RankId r = step.action.rank;
+  const ThreadId t = step.action.lane;
+  if (r >= scenario_.ranks.size() || t >= scenario_.ranks[r].threads.size()) diverged(step, "no such thread");
+  if (!is_local(r)) return;
+  std::uint32_t& pc = state.pcs[{r, t}];
+  const auto& program = scenario_.ranks[r].threads[t].program;
+  if (pc >= program.size()) diverged(step, fmt::format("rank {} thread {} has no op left to issue", r, t));
+  const OpRef ref{r, t, pc};
+  if (!(step.op == ref)) diverged(step, fmt::format("expected {}, the schedule says {}", ref_text(ref), ref_text(step.op)));
+  const Op& op = program[pc++];
+  if (is_host_op(op.kind)) {
+    run_host_op(r, op);
+    return;
+  }
+  IssuedOp issued{ref, &op, gate_of_.at(r)[t][ref.index], false, false, 0,
+                  "stream " + scenario_.ranks[r].streams.at(op.stream).name};
+  if (is_collective(op.kind)) issued.seq = state.comm_issued[{r, op.comm}]++;
+  launch(r, issued);
+  state.queues[{r, op.stream}].push_back(issued);
+}
+
+void Session::launch(RankId r, const IssuedOp& issued) {
+  RankResources& res = ranks_.at(r);
+  const Op& op = *issued.op;
+  cuda_check(cudaSetDevice(res.device), "selecting the rank's device");
+  cudaStream_t stream = res.streams.at(op.stream);
+  switch (op.kind) {
+    case OpKind::event_record:
+      cuda_check(cudaEventRecord(res.events.at(op.event), stream), "cudaEventRecord");
+      return;
+    case OpKind::stream_wait_event:
+    case OpKind::work_wait:
+      cuda_check(cudaStreamWaitEvent(stream, res.events.at(op.event), 0), "cudaStreamWaitEvent");
+      return;
+    default: break;
+  }
+  if (issued.gate >= 0) {
+    const auto gate = static_cast<std::size_t>(issued.gate);
+    const std::uint64_t timeout_ns = static_cast<std::uint64_t>(options_.gate_timeout_ms) * 1000000u;
+    cuda_check(launch_gate(gates_->device_flag(gate), gates_->device_state(gate), timeout_ns, stream),
+               "launching a gate");
+  }
+  const std::string what = fmt::format("launching {} ({})", op.name, to_string(op.kind));
+  switch (op.kind) {
+    case OpKind::fill: {
+      CopyBatch batch;
+      batch.pairs = 1;
+      batch.src[0] = res.fill_values + res.fill_offset[issued.ref.thread][issued.ref.index];
+      batch.dst[0] = res.at(op.writes.at(0));
+      batch.count[0] = op.writes.at(0).count;
+      cuda_check(launch_copy_batch(batch, stream), what);
+      break;
+    }
+    case OpKind::local_amax:
+      cuda_check(launch_absmax(res.at(op.reads.at(0)), Dtype::f32, op.reads.at(0).count,
+                               res.absmax_scratch.at(op.stream), res.at(op.writes.at(0)), stream),
+                 what);
+      break;
+    case OpKind::fp8_cast:
+      cuda_check(launch_fp8_cast(res.at(op.reads.at(0)), res.at(op.reads.at(1)), res.at(op.writes.at(0)),
+                                 op.reads.at(0).count, op.format, stream),
+                 what);
+      break;
+    case OpKind::copy: launch_copies(res, op, stream, res.copy_scratch.at(op.stream)); break;
+    case OpKind::scale_update:
+      cuda_check(launch_scale_update(res.at(op.writes.at(0)), res.at(op.writes.at(1)), res.at(op.writes.at(2)),
+                                     op.scale, stream),
+                 what);
+      break;
+    default: launch_collective(r, op); break;
+  }
+  cuda_check(cudaEventRecord(res.op_done.at(issued.ref.thread).at(issued.ref.index), stream), what);
+}
+
+void Session::launch_collective(RankId r, const Op& op) {
+  RankResources& res = ranks_.at(r);
+  ncclComm_t h = comms_.handle(op.comm, r);
+  if (h == nullptr) throw InputError(fmt::format("rank {} issues '{}' on a communicator it is not in", r, op.name));
+  make_ready_to_call(h);
+  const std::size_t members = scenario_.comms.at(op.comm).members.size();
+  CollectiveCall call{op.kind, res.at(op.reads.at(0)), res.at(op.writes.at(0)), op.reads.at(0).count,
+                      op.writes.at(0).count, op.reduce,
+                      static_cast<int>(std::min<std::size_t>(op.root, members - 1))};
+  if (enqueue_collective(call, h, res.streams.at(op.stream))) in_progress_[h] = true;
+}
+
+void Session::run_host_op(RankId r, const Op& op) {
+  RankResources& res = ranks_.at(r);
+  const std::string what = fmt::format("{} '{}' on rank {}", to_string(op.kind), op.name, r);
+  switch (op.kind) {
+    case OpKind::stream_synchronize: {
+      cudaStream_t stream = res.streams.at(op.stream);
+      watchdog_->wait(what, [stream] { return Watchdog::stream_done(stream); });
+      return;
+    }
+    case OpKind::event_synchronize: {
+      cudaEvent_t event = res.events.at(op.event);
+      watchdog_->wait(what, [event] { return Watchdog::event_done(event); });
+      return;
+    }
+    case OpKind::device_synchronize:
+      for (cudaStream_t stream : res.streams) watchdog_->wait(what, [stream] { return Watchdog::stream_done(stream); });
+      return;
+    default: return;  // host_signal / host_wait coordinate host threads only: nothing on the GPU
+  }
+}
+
+void Session::wait_done(RankId r, const IssuedOp& issued, const std::string& why) {
+  cudaEvent_t done = ranks_.at(r).op_done.at(issued.ref.thread).at(issued.ref.index);
+  if (done == nullptr) return;
+  watchdog_->wait(why, [done] { return Watchdog::event_done(done); });
+}
+
+void Session::execute(const Step& step, ReplayState& state) {
+  const RankId r = step.action.rank;
+  if (!is_local(r)) return;
+  auto& queue = state.queues[{r, step.action.lane}];
+  if (queue.empty()) diverged(step, fmt::format("rank {} stream {} has nothing to execute", r, step.action.lane));
+  IssuedOp& head = queue.front();
+  if (!(head.ref == step.op) || is_collective(head.op->kind)) {
+    diverged(step, fmt::format("the stream's head is {}, the schedule executes {}", ref_text(head.ref), ref_text(step.op)));
+  }
+  if (head.gate >= 0) gates_->release(static_cast<std::size_t>(head.gate));
+  head.released = true;
+  if (options_.gates) {
+    wait_done(r, head, fmt::format("step {}: {} '{}' on rank {} {}", step.index, to_string(head.op->kind),
+                                   head.op->name, r, head.lane));
+  }
+  queue.pop_front();
+}
+
+void Session::join(const Step& step, ReplayState& state) {
+  const RankId r = step.action.rank;
+  if (!is_local(r)) return;
+  auto& queue = state.queues[{r, step.action.lane}];
+  if (queue.empty() || !(queue.front().ref == step.op) || !is_collective(queue.front().op->kind)) {
+    diverged(step, fmt::format("rank {} stream {} has no collective {} at its head", r, step.action.lane,
+                               ref_text(step.op)));
+  }
+  queue.front().joined = true;
+}
+
+void Session::complete(const Step& step, ReplayState& state) {
+  const CommId c = step.action.lane;
+  if (c >= scenario_.comms.size()) diverged(step, "no such communicator");
+  const std::uint64_t seq = state.comm_completed[c]++;
+  struct Member {
+    RankId rank;
+    std::deque<IssuedOp>* queue;
+  };
+  std::vector<Member> members;
+  for (RankId r : scenario_.comms[c].members) {
+    if (!is_local(r)) continue;
+    std::deque<IssuedOp>* found = nullptr;
+    for (auto& [key, queue] : state.queues) {
+      if (key.first != r || queue.empty()) continue;
+      const IssuedOp& head = queue.front();
+      if (head.joined && head.op->comm == c && head.seq == seq) found = &queue;
+    }
+    if (found == nullptr) diverged(step, fmt::format("rank {} has not joined collective #{} of comm {}", r, seq, c));
+    members.push_back({r, found});
+  }
+  for (Member& m : members) {
+    IssuedOp& head = m.queue->front();
+    if (head.gate >= 0) gates_->release(static_cast<std::size_t>(head.gate));
+    head.released = true;
+  }
+  if (options_.gates) {
+    for (Member& m : members) {
+      const IssuedOp& head = m.queue->front();
+      wait_done(m.rank, head, fmt::format("step {}: collective #{} '{}' of comm {} on rank {}", step.index, seq,
+                                          head.op->name, scenario_.comms[c].name, m.rank));
+    }
+  }
+  for (Member& m : members) m.queue->pop_front();
+}
+
+void Session::probe_leftovers(ReplayState& state, GpuRunResult& result) {
+  bool left = false;
+  for (auto& [key, queue] : state.queues) {
+    for (IssuedOp& op : queue) {
+      left = true;
+      if (op.gate >= 0) gates_->release(static_cast<std::size_t>(op.gate));
+    }
+  }
+  if (left) {
+    result.simulator_was_stuck = true;
+    result.notes.push_back("the schedule left issued ops unfinished (a simulated deadlock); their gates were "
+                           "opened to see whether the GPUs hang too");
+  }
+  for (auto& [key, queue] : state.queues) {
+    while (!queue.empty()) {
+      IssuedOp& op = queue.front();
+      op.released = true;
+      wait_done(key.first, op, fmt::format("leftover {} '{}' on rank {} {}", to_string(op.op->kind), op.op->name,
+                                           key.first, op.lane));
+      queue.pop_front();
+    }
+  }
+  if (left) result.notes.push_back("the GPUs finished every leftover op: no hang on hardware");
+  for (auto& [r, res] : ranks_) {
+    for (cudaStream_t stream : res.streams) {
+      watchdog_->wait(fmt::format("draining rank {}", r), [stream] { return Watchdog::stream_done(stream); });
+    }
+  }
+}
+
+void Session::handle_hang(const std::string& reason, ReplayState& state, GpuRunResult& result) {
+  result.hang = true;
+  result.hang_reason = reason;
+  for (auto& [key, queue] : state.queues) {
+    for (const IssuedOp& op : queue) {
+      const std::string where = op.released ? "released, not finished"
+                                            : (op.joined ? "joined, waiting for the other members"
+                                                         : "gated, never released by the schedule");
+      result.stuck.push_back({key.first, op.lane, op.ref, op.op->name, op.op->origin, where});
+    }
+  }
+  comms_.abort_all();
+  aborted_ = true;
+  watchdog_->forget_all();
+  gates_->release_all();
+  // After the abort NCCL kernels return and gates are open: the device should drain quickly.
+  for (auto& [r, res] : ranks_) {
+    for (cudaStream_t stream : res.streams) {
+      try {
+        watchdog_->wait_for(fmt::format("draining rank {} after the abort", r),
+                            [stream] { return Watchdog::stream_done(stream); }, std::chrono::milliseconds(5000));
+      } catch (const std::exception& failure) {
+        device_healthy_ = false;
+        result.notes.push_back(fmt::format("rank {} did not drain after ncclCommAbort: {}", r, failure.what()));
+      }
+    }
+  }
+}
+
+}  // namespace amaxcheck::gpu
