@@ -1,0 +1,70 @@
+"""The harness against the real amaxcheck program (skipped, with the reason, until it is built).
+
+These check what the fake program cannot: that the contract the harness was written against is
+the one the program implements, and that the verdicts match the design notes.
+"""
+
+import csv
+import json
+import pathlib
+import subprocess
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "traces" / "fr"
+
+
+def test_a_small_seed_sweep_gives_the_predicted_verdicts_and_cost_figures(tmp_path, real_bin,
+                                                                         cli):
+    out = tmp_path / "out"
+    done = cli("sweep", "--out", out, "--no-progress", "protocol=te-async",
+               "comm=shared,separate", "wait=before-copy,after-copy", "dp=2",
+               "amax-order=rank-dependent", "modules=2", "iters=2", "strategy=pct", "runs=200",
+               timeout=600)
+    assert done.returncode == 0, done.stderr
+    with open(out / "results.csv") as f:
+        rows = {(r["comm"], r["wait"]): r for r in csv.DictReader(f)}
+    assert "data_race" in rows[("separate", "after-copy")]["hazard_kinds"]
+    assert "data_race" in rows[("shared", "after-copy")]["hazard_kinds"]
+    assert rows[("separate", "before-copy")]["verdict"] == "clean"
+    assert rows[("shared", "before-copy")]["verdict"] == "hazard"
+    for r in rows.values():
+        assert float(r["iteration_time_us"]) > 0
+        assert float(r["exposed_amax_latency_us"]) >= 0
+    assert int(rows[("separate", "before-copy")]["extra_comm_memory_bytes"]) > \
+        int(rows[("shared", "before-copy")]["extra_comm_memory_bytes"])
+
+
+def test_the_converted_flight_recorder_scenario_is_accepted_and_checked(tmp_path, real_bin, cli):
+    ok = cli("import-fr", *sorted((EXAMPLES / "consistent").iterdir()), "--out", tmp_path / "a",
+             "--json", timeout=300)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert json.loads(ok.stdout)["simulator"]["verdict"] == "clean"
+    bad = cli("import-fr", *sorted((EXAMPLES / "shared_comm_swapped").iterdir()), "--out",
+              tmp_path / "b", "--json", timeout=300)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    sim = json.loads(bad.stdout)["simulator"]
+    assert sim["verdict"] == "hazard"
+    assert set(sim["hazard_kinds"]) & {"collective_mismatch", "deadlock", "unjoined_collective"}
+    assert pathlib.Path(sim["trace"]).exists() and pathlib.Path(sim["perfetto"]).exists()
+
+
+def test_repro_turns_a_counterexample_into_a_shrunk_trace_and_a_perfetto_file(tmp_path, real_bin,
+                                                                             cli):
+    trace = tmp_path / "race.jsonl"
+    check = subprocess.run([str(real_bin), "check", "te-async", "--wait", "after-copy", "--dp",
+                            "4", "--modules", "2", "--strategy", "pct", "--runs", "200",
+                            "--trace-out", str(trace)], capture_output=True, text=True,
+                           timeout=300)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert trace.exists()
+    done = cli("repro", trace, "--out", tmp_path / "repro", "--json", timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    summary = json.loads(done.stdout)
+    assert "data_race" in summary["hazard_kinds"]
+    assert pathlib.Path(summary["shrunk"]).exists()
+    assert summary["shrunk_steps"] <= summary["steps"]
+    perfetto = json.loads(pathlib.Path(summary["perfetto"]).read_text())
+    assert perfetto.get("traceEvents") or isinstance(perfetto, list)
