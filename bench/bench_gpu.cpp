@@ -1,0 +1,158 @@
+// GPU benchmarks of the CUDA+NCCL backend (issue 7), printed as "name: value" lines for
+// harness/gpu_check's report. Skips (exit 0, "SKIP: ...") without a usable device.
+//
+// - small all-reduce latency of an amax buffer: raw NCCL in this process vs the backend with
+//   gates off (the ratio should stay <= 1.2x);
+// - per-op overhead with gates on (each op released and awaited by the host);
+// - extra device memory of a separate amax communicator: split sharing resources, split
+//   without sharing, fresh init.
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "cuda/device_probe.h"
+#include "cuda/gpu_run.h"
+#include "cuda/nccl_ops.h"
+#include "cuda/session.h"
+#include "model/builder.h"
+
+namespace {
+
+using namespace amaxcheck;
+using namespace amaxcheck::gpu;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kAmaxElements = 64;
+constexpr std::uint32_t kOps = 400;
+
+/// `ranks` ranks (one per GPU), a DP communicator and, optionally, an amax communicator over the
+/// same ranks; each rank all-reduces its amax buffer `ops` times on the amax (or DP) communicator.
+Scenario amax_loop(std::uint32_t ranks, std::uint32_t ops, bool separate_amax_comm) {
+  ScenarioBuilder b("bench amax loop");
+  std::vector<RankId> all;
+  for (std::uint32_t r = 0; r < ranks; ++r) all.push_back(b.rank());
+  const CommId dp = b.comm("dp", all);
+  const CommId amax = separate_amax_comm ? b.comm("amax", all) : dp;
+  for (RankId r : all) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId buf = b.buffer(r, "amax", kAmaxElements);
+    for (std::uint32_t k = 0; k < ops; ++k) {
+      b.op(r, t, ScenarioBuilder::all_reduce(s, amax, {buf, 0, kAmaxElements}, {buf, 0, kAmaxElements}, "amax"));
+    }
+  }
+  return b.build();
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Raw NCCL on the session's own communicators: `ops` back-to-back all-reduces per rank, then
+/// one wait. Returns microseconds per all-reduce.
+double raw_nccl_us(Session& session, std::uint32_t ops) {
+  const Scenario& s = session.scenario();
+  const CommId amax = static_cast<CommId>(s.comms.size() - 1);
+  const auto start = Clock::now();
+  for (std::uint32_t k = 0; k < ops; ++k) {
+    ncclGroupStart();
+    for (RankId r : session.placement().local_ranks) {
+      RankResources& res = session.resources(r);
+      cudaSetDevice(res.device);
+      CollectiveCall call{OpKind::all_reduce, res.buffers[0], res.buffers[0], kAmaxElements, kAmaxElements,
+                          ReduceOp::max, 0};
+      enqueue_collective(call, session.comm(amax, r), res.streams[0]);
+    }
+    ncclGroupEnd();
+  }
+  for (RankId r : session.placement().local_ranks) {
+    cudaStream_t stream = session.resources(r).streams[0];
+    session.watchdog().wait("raw NCCL loop", [stream] { return Watchdog::stream_done(stream); });
+  }
+  return ms_since(start) * 1000.0 / ops;
+}
+
+double replay_us(Session& session, const std::vector<Step>& schedule, std::uint32_t ops) {
+  session.reset();
+  GpuRunResult result;
+  session.replay(schedule, result);
+  if (result.hang) throw std::runtime_error("hang during the benchmark: " + result.hang_reason);
+  return result.replay_ms * 1000.0 / ops;
+}
+
+std::size_t used_bytes(int device) {
+  cudaSetDevice(device);
+  std::size_t free_bytes = 0, total = 0;
+  cudaMemGetInfo(&free_bytes, &total);
+  return total - free_bytes;
+}
+
+/// Device memory of a session (after its data check made NCCL connect), in MiB.
+double session_mib(const Scenario& s, CommCreation how) {
+  const std::size_t before = used_bytes(0);
+  GpuRunOptions options;
+  options.derived_comms = how;
+  Session session(s, options);
+  GpuRunResult result;
+  session.data_check(result);
+  cudaDeviceSynchronize();
+  return static_cast<double>(used_bytes(0) - before) / (1024.0 * 1024.0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--nccl-version") {
+    int version = 0;
+    ncclGetVersion(&version);
+    std::printf("NCCL %s (runtime library), %d.%d.%d (headers)\n", nccl_version_text(version).c_str(), NCCL_MAJOR,
+                NCCL_MINOR, NCCL_PATCH);
+    return 0;
+  }
+  if (auto reason = cuda_unavailable_reason()) {
+    std::printf("SKIP: %s\n", reason->c_str());
+    return 0;
+  }
+  const DeviceProbe probe = probe_devices();
+  const std::uint32_t ranks = static_cast<std::uint32_t>(std::min(probe.device_count, 8));
+  std::printf("nccl_version: %s\n", nccl_version_text(probe.nccl_runtime_version).c_str());
+  std::printf("ranks: %u (one per GPU)\n", ranks);
+  try {
+    const Scenario s = amax_loop(ranks, kOps, true);
+    Engine engine(s);
+    const std::vector<Step> schedule = run_first_enabled(engine);
+
+    GpuRunOptions off;
+    off.gates = false;
+    Session free_running(s, off);
+    GpuRunResult warm;
+    free_running.data_check(warm);
+    raw_nccl_us(free_running, 50);  // warm-up
+    const double raw = raw_nccl_us(free_running, kOps);
+    const double backend = replay_us(free_running, schedule, kOps);
+    std::printf("allreduce_%u_floats_raw_nccl_us: %.2f\n", kAmaxElements, raw);
+    std::printf("allreduce_%u_floats_backend_gates_off_us: %.2f\n", kAmaxElements, backend);
+    std::printf("backend_over_raw_ratio: %.2f (target <= 1.2)\n", backend / raw);
+
+    Session gated(s, GpuRunOptions{});
+    GpuRunResult warm_gated;
+    gated.data_check(warm_gated);
+    const double with_gates = replay_us(gated, schedule, kOps);
+    std::printf("allreduce_backend_gates_on_us: %.2f\n", with_gates);
+    std::printf("per_op_overhead_gates_on_us: %.2f\n", with_gates - raw);
+
+    const double dp_only = session_mib(amax_loop(ranks, 1, false), CommCreation::fresh_init);
+    for (CommCreation how : {CommCreation::split_shared, CommCreation::split_unshared, CommCreation::fresh_init}) {
+      const double both = session_mib(amax_loop(ranks, 1, true), how);
+      std::printf("amax_comm_extra_mib_gpu0_%s: %.1f\n", to_string(how), both - dp_only);
+    }
+  } catch (const std::exception& e) {
+    std::printf("FAILED: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
