@@ -1,0 +1,116 @@
+// build_protocol: validate the knobs, generate the programs, attach the reference checks.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "protocols/generator.h"
+#include "protocols/layout.h"
+#include "protocols/reference_model.h"
+#include "protocols/schedule.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+const char* quantity_name(int q) {
+  static constexpr const char* names[] = {"amax_history", "scale", "scale_inv"};
+  return names[q];
+}
+
+const std::vector<float>& quantity_of(const ReferenceTensors& tensors, int q) {
+  return q == 0 ? tensors.amax_history : q == 1 ? tensors.scale : tensors.scale_inv;
+}
+
+BufferId find_buffer(const Rank& rank, const std::string& name) {
+  for (std::size_t b = 0; b < rank.buffers.size(); ++b) {
+    if (rank.buffers[b].name == name) return static_cast<BufferId>(b);
+  }
+  throw InternalError("generated rank has no buffer " + name);
+}
+
+/// One check per (reduction group, stage, module, direction, quantity): the ranks that must
+/// hold bit-identical copies. Expected values come from the reference model when it defines
+/// them and they agree across the replicas (a rank that skipped a module legitimately lags;
+/// its replicas are then only checked for agreement, which is exactly what breaks).
+void add_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& layout, const ReferenceResult& ref) {
+  const Groups groups = layout.amax_groups();
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    std::vector<std::uint32_t> stages;
+    for (RankId r : groups[g]) stages.push_back(layout.stage(r));
+    std::sort(stages.begin(), stages.end());
+    stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
+    for (std::uint32_t stage : stages) {
+      std::vector<RankId> holders;
+      for (RankId r : groups[g]) {
+        if (layout.stage(r) == stage) holders.push_back(r);
+      }
+      for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+        for (Direction dir : {Direction::forward, Direction::backward}) {
+          for (int q = 0; q < 3; ++q) {
+            ReplicaCheck check;
+            check.tensor = fmt::format("stage {} / module {} / {} / {}", stage, m, to_string(dir), quantity_name(q));
+            if (groups.size() > 1) check.tensor += fmt::format(" / amax group {}", g);
+            const std::string buffer = fmt::format("m{}.{}.{}", m, dir == Direction::forward ? "fwd" : "bwd", quantity_name(q));
+            bool agree = true;
+            for (RankId r : holders) {
+              const Rank& rank = scenario.ranks[r];
+              const BufferId b = find_buffer(rank, buffer);
+              check.replicas.push_back({r, Range{b, 0, rank.buffers[b].size}});
+              const ReferenceTensors& mine = ref.at(r, dir, m);
+              const ReferenceTensors& first = ref.at(holders.front(), dir, m);
+              agree = agree && mine.defined && quantity_of(mine, q) == quantity_of(first, q);
+            }
+            if (agree) check.expected = quantity_of(ref.at(holders.front(), dir, m), q);
+            scenario.checks.push_back(std::move(check));
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const char* to_string(ProtocolName protocol) {
+  switch (protocol) {
+    case ProtocolName::te_sync: return "te-sync";
+    case ProtocolName::te_async: return "te-async";
+    case ProtocolName::current_scaling: return "current-scaling";
+  }
+  return "?";
+}
+
+const char* to_string(Direction dir) { return dir == Direction::forward ? "forward" : "backward"; }
+
+std::vector<ProtocolDoc> protocol_docs() {
+  return {
+      {"te-sync",
+       "delayed scaling; synchronous amax all-reduce at autocast exit (current TransformerEngine); the backward "
+       "reduction goes out at the end of the first module's backward"},
+      {"te-async",
+       "delayed scaling; asynchronous amax all-reduce whose handle the first module of the next autocast waits on "
+       "(--wait before-copy|after-copy); separate forward and backward handles"},
+      {"current-scaling",
+       "an inline amax all-reduce and wait for every quantization, over the TP (x CP) group by default"},
+  };
+}
+
+std::optional<ProtocolName> parse_protocol(const std::string& name) {
+  for (ProtocolName p : {ProtocolName::te_sync, ProtocolName::te_async, ProtocolName::current_scaling}) {
+    if (name == to_string(p)) return p;
+  }
+  return std::nullopt;
+}
+
+Scenario build_protocol(const ProtocolKnobs& knobs) {
+  validate_knobs(knobs);
+  ProgramGenerator generator(knobs);
+  Scenario scenario = generator.build();
+  const std::string line = command_line(knobs);
+  scenario.source = line;
+  scenario.name = line.substr(std::string("amaxcheck check ").size());
+  add_checks(scenario, knobs, Layout(knobs), run_reference_model(knobs));
+  return scenario;
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,54 @@
+// Current scaling: every quantization computes its tensor's amax, all-reduces it (MAX) over
+// the amax group (TP x CP by default, for sequence-parallel tensors) and waits at once, then
+// derives the scale from that amax alone (a history of one) and casts.
+#include <fmt/format.h>
+
+#include "protocols/generator.h"
+#include "protocols/schedule.h"
+
+namespace amaxcheck {
+
+void ProgramGenerator::current_quantize(RankState& rs, ThreadId thread, std::uint32_t a, std::uint32_t m,
+                                        Direction dir, std::uint32_t t, const std::string& what) {
+  const DirBuffers& d = rs.modules[m].dir[dir == Direction::forward ? 0 : 1];
+  RankWriter& w = rs.writer;
+  const std::string where = origin(a, m, what);
+  const std::string tag = dir_tag(dir);
+  write_inputs(rs, thread, a, m, dir, where, t);
+  const Range input{d.input, t * knobs_.elems, knobs_.elems};
+  const Range amax{d.history, t, 1};
+  w.emit(thread, local_amax_op(rs.compute, input, amax), "local_amax_" + tag, fmt::format("{} (tensor {})", where, t));
+  if (rs.amax_comm) write_amax_all_reduce(rs, thread, amax, tag, fmt::format("{} (tensor {})", where, t), true);
+  ScaleUpdateParams params;
+  params.tensors = 1;
+  params.history_len = 1;
+  params.algo = HistoryAlgo::most_recent;
+  params.margin = knobs_.margin;
+  params.format = format_of(dir);
+  w.emit(thread, scale_update_op(rs.compute, params, amax, Range{d.scale, t, 1}, Range{d.scale_inv, t, 1}),
+         "scale_update_" + tag, fmt::format("{} (tensor {}) scale from current amax", where, t));
+  w.emit(thread, cast_op(rs.compute, input, Range{d.scale, t, 1}, Range{d.fp8, t * knobs_.elems, knobs_.elems}, params.format),
+         "cast_" + tag, fmt::format("{} (tensor {})", where, t));
+}
+
+void ProgramGenerator::current_forward_module(RankState& rs, ThreadId thread, std::uint32_t a, std::uint32_t m,
+                                              const std::string& what) {
+  for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) current_quantize(rs, thread, a, m, Direction::forward, t, what);
+  rs.writer.emit(thread,
+                 fill_op(rs.compute, rs.writer.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f),
+                         knobs_.gemm_us),
+                 "gemm_fwd", origin(a, m, what + " GEMM"));
+}
+
+void ProgramGenerator::current_backward_module(RankState& rs, std::uint32_t a, std::uint32_t m) {
+  if (knobs_.recompute) current_forward_module(rs, rs.autograd, a, m, "recompute forward");
+  for (std::uint32_t t = 0; t < knobs_.bwd_tensors; ++t) {
+    current_quantize(rs, rs.autograd, a, m, Direction::backward, t, "backward");
+  }
+  rs.writer.emit(rs.autograd,
+                 fill_op(rs.compute, rs.writer.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f),
+                         knobs_.gemm_us),
+                 "gemm_dgrad", origin(a, m, "backward dgrad GEMM"));
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,153 @@
+// Delayed scaling (te-sync, te-async): the FP8 parts of each module, as TransformerEngine's
+// prepare_forward / _prepare_backward and fp8_autocast exit do them.
+//
+// Per module and autocast: the module's prepare step copies its previous registration back
+// from that autocast's global buffer into amax_history row 0 and runs amax_and_scale_update;
+// then it casts its tensors, writing each local amax into its slot of this autocast's global
+// buffer (the slots are views, i.e. Ranges, of that buffer). At autocast exit the global
+// buffer is all-reduced (MAX) over the amax group. te-sync waits at once (work.wait() on the
+// compute stream); te-async keeps the handle, and the first registering module of the next
+// autocast waits on it, before or after its own copy-back (the seed hazard). The backward
+// mirrors this with its own buffer, handle and E5M2 scales; its reduction goes out at the end
+// of the backward of the first module (the last to run backward).
+#include <fmt/format.h>
+
+#include "protocols/generator.h"
+#include "protocols/schedule.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+int index_of(Direction dir) { return dir == Direction::forward ? 0 : 1; }
+
+}  // namespace
+
+void ProgramGenerator::delayed_consume(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module,
+                                       const std::string& where) {
+  auto& pending = rs.pending[index_of(dir)][module];
+  if (!pending) return;
+  const DirBuffers& d = rs.modules[module].dir[index_of(dir)];
+  const std::uint32_t tensors = tensor_count(knobs_, dir);
+  RankWriter& w = rs.writer;
+  const Range slot{pending->global, pending->slot * tensors, tensors};
+  w.emit(thread, copy_op(rs.compute, slot, Range{d.history, 0, tensors}), fmt::format("copy_back_{}", dir_tag(dir)),
+         fmt::format("{} copy-back (from autocast {})", where, pending->autocast));
+  ScaleUpdateParams params;
+  params.tensors = tensors;
+  params.history_len = history_len_;
+  params.algo = knobs_.algo;
+  params.margin = knobs_.margin;
+  params.format = format_of(dir);
+  w.emit(thread, scale_update_op(rs.compute, params, w.whole(d.history), w.whole(d.scale), w.whole(d.scale_inv)),
+         fmt::format("scale_update_{}", dir_tag(dir)), where + " amax_and_scale_update");
+  pending.reset();
+}
+
+void ProgramGenerator::delayed_prepare(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module,
+                                       bool first_registering, const std::string& where) {
+  bool& outstanding = rs.handle_outstanding[index_of(dir)];
+  const bool wait_here = first_registering && outstanding;
+  const auto wait = [&] {
+    rs.writer.emit(thread, work_wait_op(rs.compute, rs.writer.event(fmt::format("amax_{}.done", dir_tag(dir)))),
+                   fmt::format("wait_amax_{}", dir_tag(dir)), where + " handle.wait()");
+    outstanding = false;
+  };
+  if (wait_here && knobs_.wait == WaitPoint::before_copy) wait();
+  delayed_consume(rs, thread, dir, module, where);
+  if (wait_here && knobs_.wait == WaitPoint::after_copy) wait();
+}
+
+void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
+                                              BufferId global, std::uint32_t slot) {
+  const std::uint32_t iter = iter_of(knobs_, a);
+  const bool registers = module_registers(knobs_, rs.id, iter, m);
+  const DirBuffers& d = rs.modules[m].dir[0];
+  RankWriter& w = rs.writer;
+  const std::string where = origin(a, m, registers ? "forward" : "forward (eval)");
+  delayed_prepare(rs, rs.main, Direction::forward, m, first_registering, where);
+  for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) {
+    write_inputs(rs, rs.main, a, m, Direction::forward, where, t);
+    const Range input{d.input, t * knobs_.elems, knobs_.elems};
+    if (registers) {
+      w.emit(rs.main, local_amax_op(rs.compute, input, Range{global, slot * knobs_.fwd_tensors + t, 1}),
+             "local_amax_fwd", fmt::format("{} (tensor {} -> global buffer slot {})", where, t, slot));
+    }
+    w.emit(rs.main, cast_op(rs.compute, input, Range{d.scale, t, 1}, Range{d.fp8, t * knobs_.elems, knobs_.elems},
+                            Fp8Format::e4m3),
+           "cast_fwd", fmt::format("{} (tensor {})", where, t));
+  }
+  w.emit(rs.main, fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f), knobs_.gemm_us),
+         "gemm_fwd", where + " GEMM");
+  if (registers) rs.pending[0][m] = Pending{global, slot, a};
+}
+
+void ProgramGenerator::delayed_autocast_exit(RankState& rs, std::uint32_t a, std::optional<BufferId> global) {
+  if (!global || !rs.amax_comm) return;
+  const bool sync = knobs_.protocol == ProtocolName::te_sync;
+  write_amax_all_reduce(rs, rs.main, rs.writer.whole(*global), "fwd", origin(a, std::nullopt, "fp8_autocast exit"), sync);
+  if (!sync) rs.handle_outstanding[0] = true;
+}
+
+void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
+                                               BufferId global, std::uint32_t slot) {
+  const DirBuffers& fwd = rs.modules[m].dir[0];
+  const DirBuffers& bwd = rs.modules[m].dir[1];
+  RankWriter& w = rs.writer;
+  const std::string where = origin(a, m, "backward");
+  delayed_prepare(rs, rs.autograd, Direction::backward, m, first_registering, where);
+  if (knobs_.recompute) {
+    // Recomputation outside the autocast: the forward casts run again with the saved forward
+    // scales and register no amax.
+    const std::string again = origin(a, m, "recompute forward");
+    for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) {
+      write_inputs(rs, rs.autograd, a, m, Direction::forward, again, t);
+      w.emit(rs.autograd,
+             cast_op(rs.compute, Range{fwd.input, t * knobs_.elems, knobs_.elems}, Range{fwd.scale, t, 1},
+                     Range{fwd.fp8, t * knobs_.elems, knobs_.elems}, Fp8Format::e4m3),
+             "cast_fwd", fmt::format("{} (tensor {})", again, t));
+    }
+    w.emit(rs.autograd,
+           fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f), knobs_.gemm_us),
+           "gemm_fwd", again + " GEMM");
+  }
+  for (std::uint32_t t = 0; t < knobs_.bwd_tensors; ++t) {
+    write_inputs(rs, rs.autograd, a, m, Direction::backward, where, t);
+    const Range input{bwd.input, t * knobs_.elems, knobs_.elems};
+    w.emit(rs.autograd, local_amax_op(rs.compute, input, Range{global, slot * knobs_.bwd_tensors + t, 1}),
+           "local_amax_bwd", fmt::format("{} (tensor {} -> global buffer slot {})", where, t, slot));
+    w.emit(rs.autograd,
+           cast_op(rs.compute, input, Range{bwd.scale, t, 1}, Range{bwd.fp8, t * knobs_.elems, knobs_.elems},
+                   Fp8Format::e5m2),
+           "cast_bwd", fmt::format("{} (tensor {})", where, t));
+  }
+  w.emit(rs.autograd, fill_op(rs.compute, w.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f), knobs_.gemm_us),
+         "gemm_dgrad", where + " dgrad GEMM");
+  rs.pending[1][m] = Pending{global, slot, a};
+}
+
+void ProgramGenerator::delayed_backward_reduction(RankState& rs, std::uint32_t a, std::optional<BufferId> global) {
+  if (!global || !rs.amax_comm) return;
+  const bool sync = knobs_.protocol == ProtocolName::te_sync;
+  write_amax_all_reduce(rs, rs.autograd, rs.writer.whole(*global), "bwd",
+                        origin(a, std::nullopt, "end of the first module's backward"), sync);
+  if (!sync) rs.handle_outstanding[1] = true;
+}
+
+void ProgramGenerator::delayed_epilogue(RankState& rs) {
+  // The next autocast would consume the last reductions; do it here so the final values are
+  // the ones every rank must agree on.
+  const std::uint32_t last_iter = knobs_.iters - 1;
+  for (Direction dir : {Direction::forward, Direction::backward}) {
+    bool first = true;
+    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+      if (!rs.pending[index_of(dir)][m]) continue;
+      const std::string where = fmt::format("after iter {} / module {} / final {} update", last_iter, m,
+                                            dir == Direction::forward ? "forward" : "backward");
+      delayed_prepare(rs, rs.main, dir, m, first, where);
+      first = false;
+    }
+  }
+}
+
+}  // namespace amaxcheck

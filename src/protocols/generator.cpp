@@ -1,0 +1,263 @@
+#include "protocols/generator.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "protocols/reference_model.h"
+#include "protocols/schedule.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+std::string indexed(const char* base, std::size_t index, std::size_t count) {
+  return count == 1 ? std::string(base) : fmt::format("{}{}", base, index);
+}
+
+}  // namespace
+
+ProgramGenerator::ProgramGenerator(const ProtocolKnobs& knobs)
+    : knobs_(knobs), layout_(knobs), history_len_(history_length(knobs)) {}
+
+std::string ProgramGenerator::origin(std::uint32_t autocast, std::optional<std::uint32_t> module,
+                                     const std::string& what) const {
+  std::string text = fmt::format("iter {}", iter_of(knobs_, autocast));
+  if (knobs_.microbatches > 1) text += fmt::format(" / microbatch {}", autocast % knobs_.microbatches);
+  if (module) text += fmt::format(" / module {}", *module);
+  return text + " / " + what;
+}
+
+std::uint32_t ProgramGenerator::bucket_position(std::uint32_t bucket) const {
+  if (!knobs_.grad_overlap) return knobs_.modules - 1;
+  // ceil((b + 1) * M / B) - 1: buckets spread over the backward, the last after module 0.
+  return ((bucket + 1) * knobs_.modules + knobs_.buckets - 1) / knobs_.buckets - 1;
+}
+
+void ProgramGenerator::make_comms(Scenario& scenario) {
+  grad_groups_ = layout_.grad_groups();
+  amax_groups_ = layout_.amax_groups();
+  grad_comm_of_.assign(layout_.world(), std::nullopt);
+  amax_comm_of_.assign(layout_.world(), std::nullopt);
+  // Groups of one rank need no collective (DDP and TE skip them too).
+  for (std::size_t g = 0; g < grad_groups_.size(); ++g) {
+    if (grad_groups_[g].size() < 2) continue;
+    const auto id = static_cast<CommId>(scenario.comms.size());
+    scenario.comms.push_back(Communicator{indexed("dp", g, grad_groups_.size()), grad_groups_[g]});
+    for (RankId r : grad_groups_[g]) grad_comm_of_[r] = id;
+  }
+  for (std::size_t g = 0; g < amax_groups_.size(); ++g) {
+    const auto& group = amax_groups_[g];
+    if (group.size() < 2) continue;
+    std::optional<CommId> id;
+    if (knobs_.comm == CommChoice::shared) {
+      id = grad_comm_of_[group.front()];
+      AMAX_CHECK(id && scenario.comms[*id].members == group, "shared amax group is not a gradient group");
+    } else {
+      id = static_cast<CommId>(scenario.comms.size());
+      scenario.comms.push_back(Communicator{indexed("amax", g, amax_groups_.size()), group});
+    }
+    for (RankId r : group) amax_comm_of_[r] = id;
+  }
+  for (const Communicator& comm : scenario.comms) comm_names_.push_back(comm.name);
+}
+
+void ProgramGenerator::setup_rank(RankState& rs) {
+  RankWriter& w = rs.writer;
+  rs.main = w.thread("main");
+  rs.autograd = w.thread("autograd");
+  rs.compute = w.stream("compute");
+  rs.grad = w.stream("grad");
+  rs.grad_comm = grad_comm_of_[rs.id];
+  rs.amax_comm = amax_comm_of_[rs.id];
+  if (rs.amax_comm) rs.nccl = w.stream("nccl:" + comm_names_[*rs.amax_comm]);
+  rs.backward_start = w.flag("backward_start");
+  rs.backward_done = w.flag("backward_done");
+  const auto& grad_group = grad_groups_[Layout::group_of(grad_groups_, rs.id)];
+  rs.grad_members = static_cast<std::uint32_t>(grad_group.size());
+  rs.grad_index = static_cast<std::uint32_t>(std::find(grad_group.begin(), grad_group.end(), rs.id) - grad_group.begin());
+
+  for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+    ModuleBuffers mb;
+    for (Direction dir : {Direction::forward, Direction::backward}) {
+      const std::uint32_t tensors = tensor_count(knobs_, dir);
+      const std::string prefix = fmt::format("m{}.{}.", m, dir_tag(dir));
+      DirBuffers& d = mb.dir[dir == Direction::forward ? 0 : 1];
+      d.input = w.buffer(prefix + "input", tensors * knobs_.elems);
+      d.fp8 = w.buffer(prefix + "fp8", tensors * knobs_.elems);
+      d.history = w.buffer(prefix + "amax_history", history_len_ * tensors);
+      d.scale = w.buffer(prefix + "scale", tensors, std::vector<float>(tensors, 1.0f));
+      d.scale_inv = w.buffer(prefix + "scale_inv", tensors, std::vector<float>(tensors, 1.0f));
+    }
+    mb.activation = w.buffer(fmt::format("m{}.activation", m), knobs_.elems);
+    mb.dgrad = w.buffer(fmt::format("m{}.dgrad", m), knobs_.elems);
+    rs.modules.push_back(mb);
+  }
+  const std::uint32_t bucket_elems = rs.grad_members * knobs_.grad_elems;
+  const bool scatter = knobs_.grad_op == GradOp::reduce_scatter && rs.grad_comm;
+  for (std::uint32_t b = 0; b < knobs_.buckets; ++b) {
+    rs.buckets.push_back(w.buffer(fmt::format("grad_bucket{}", b), bucket_elems));
+    if (scatter) rs.shards.push_back(w.buffer(fmt::format("grad_shard{}", b), knobs_.grad_elems));
+  }
+  rs.params = w.buffer("params", knobs_.buckets * (scatter ? knobs_.grad_elems : bucket_elems));
+  for (auto& pending : rs.pending) pending.assign(knobs_.modules, std::nullopt);
+}
+
+void ProgramGenerator::write_inputs(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module,
+                                    Direction dir, const std::string& where, std::uint32_t tensor) {
+  const DirBuffers& d = rs.modules[module].dir[dir == Direction::forward ? 0 : 1];
+  const Range range{d.input, tensor * knobs_.elems, knobs_.elems};
+  rs.writer.emit(thread, fill_op(rs.compute, range, tensor_values(knobs_, rs.id, autocast, module, dir, tensor)),
+                 fmt::format("fill_input_{}", dir_tag(dir)), fmt::format("{} (tensor {})", where, tensor));
+}
+
+void ProgramGenerator::write_amax_all_reduce(RankState& rs, ThreadId thread, Range range, const std::string& tag,
+                                             const std::string& where, bool sync) {
+  AMAX_CHECK(rs.amax_comm.has_value(), "amax reduction without a communicator");
+  RankWriter& w = rs.writer;
+  const EventId ready = w.event("amax_" + tag + ".ready");
+  const EventId done = w.event("amax_" + tag + ".done");
+  w.emit(thread, event_record_op(rs.compute, ready), "record_amax_" + tag + "_ready", where);
+  w.emit(thread, stream_wait_event_op(rs.nccl, ready), "nccl_wait_amax_" + tag + "_ready", where);
+  w.emit(thread, collective_op(OpKind::all_reduce, rs.nccl, *rs.amax_comm, ReduceOp::max, range, range),
+         "amax_reduce_" + tag, where);
+  w.emit(thread, event_record_op(rs.nccl, done), "record_amax_" + tag + "_done", where);
+  if (sync) w.emit(thread, work_wait_op(rs.compute, done), "wait_amax_" + tag, where);
+}
+
+void ProgramGenerator::write_forward(RankState& rs, std::uint32_t a) {
+  const std::uint32_t iter = iter_of(knobs_, a);
+  RankWriter& w = rs.writer;
+  if (delayed()) {
+    std::vector<std::uint32_t> registered;
+    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+      if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
+    }
+    std::optional<BufferId> global;
+    if (!registered.empty()) {
+      global = w.buffer(fmt::format("amax_fwd.a{}", a), static_cast<std::uint32_t>(registered.size()) * knobs_.fwd_tensors);
+    }
+    std::uint32_t slot = 0;
+    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+      if (!module_runs(knobs_, rs.id, iter, m)) continue;
+      const bool registers = module_registers(knobs_, rs.id, iter, m);
+      delayed_forward_module(rs, a, m, registers && m == registered.front(), global.value_or(0), slot);
+      if (registers) ++slot;
+    }
+    delayed_autocast_exit(rs, a, global);
+  } else {
+    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+      if (module_runs(knobs_, rs.id, iter, m)) current_forward_module(rs, rs.main, a, m, "forward");
+    }
+  }
+  // loss.backward(): the autograd thread runs the backward; main blocks until it is done.
+  w.emit(rs.main, host_signal_op(rs.backward_start), "loss_backward", origin(a, std::nullopt, "loss.backward()"));
+  w.emit(rs.main, host_wait_op(rs.backward_done, a + 1), "backward_returned", origin(a, std::nullopt, "loss.backward()"));
+  if (a % knobs_.microbatches == knobs_.microbatches - 1) write_optimizer(rs, iter);
+}
+
+void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
+  const std::uint32_t iter = iter_of(knobs_, a);
+  const bool last_microbatch = a % knobs_.microbatches == knobs_.microbatches - 1;
+  RankWriter& w = rs.writer;
+  w.emit(rs.autograd, host_wait_op(rs.backward_start, a + 1), "backward_start", origin(a, std::nullopt, "autograd engine"));
+
+  std::vector<std::uint32_t> registered;  // in backward order
+  for (std::uint32_t m = knobs_.modules; m-- > 0;) {
+    if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
+  }
+  std::optional<BufferId> global;
+  if (delayed() && !registered.empty()) {
+    global = w.buffer(fmt::format("amax_bwd.a{}", a), static_cast<std::uint32_t>(registered.size()) * knobs_.bwd_tensors);
+  }
+  // Where the backward amax reduction goes relative to the buckets launched at the same point:
+  // TE issues it inside the module's backward, before DDP's hook; with a rank-dependent order
+  // the odd members of each gradient group launch it after the buckets instead.
+  const bool reduce_after_buckets = knobs_.amax_order == AmaxOrder::rank_dependent && rs.grad_index % 2 == 1;
+  std::uint32_t slot = 0;
+  for (std::uint32_t p = 0; p < knobs_.modules; ++p) {
+    const std::uint32_t m = knobs_.modules - 1 - p;
+    const bool registers = module_registers(knobs_, rs.id, iter, m);
+    if (registers) {
+      if (delayed()) {
+        delayed_backward_module(rs, a, m, m == registered.front(), global.value_or(0), slot++);
+      } else {
+        current_backward_module(rs, a, m);
+      }
+      // wgrad: this module's weight gradients land in the bucket that goes out next.
+      std::uint32_t bucket = 0;
+      while (bucket_position(bucket) < p) ++bucket;
+      w.emit(rs.autograd,
+             fill_op(rs.compute, w.whole(rs.buckets[bucket]),
+                     std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
+                     knobs_.gemm_us),
+             "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
+    }
+    const bool reduce_here = delayed() && registers && m == registered.back();
+    if (reduce_here && !reduce_after_buckets) delayed_backward_reduction(rs, a, global);
+    if (last_microbatch) write_buckets(rs, a, p);
+    if (reduce_here && reduce_after_buckets) delayed_backward_reduction(rs, a, global);
+  }
+  if (last_microbatch && rs.grad_comm) {
+    // DDP's finalize: the compute stream waits for every bucket before the optimizer runs.
+    const EventId done = w.event("grad.done");
+    w.emit(rs.autograd, event_record_op(rs.grad, done), "record_grad_done", origin(a, std::nullopt, "DDP finalize"));
+    w.emit(rs.autograd, work_wait_op(rs.compute, done), "wait_grad_buckets", origin(a, std::nullopt, "DDP finalize"));
+  }
+  w.emit(rs.autograd, host_signal_op(rs.backward_done), "backward_done", origin(a, std::nullopt, "autograd engine"));
+}
+
+void ProgramGenerator::write_buckets(RankState& rs, std::uint32_t a, std::uint32_t position) {
+  if (!rs.grad_comm) return;
+  RankWriter& w = rs.writer;
+  const EventId ready = w.event("grad.ready");
+  for (std::uint32_t b = 0; b < knobs_.buckets; ++b) {
+    if (bucket_position(b) != position) continue;
+    const std::string where = origin(a, std::nullopt, fmt::format("DDP bucket {}", b));
+    w.emit(rs.autograd, event_record_op(rs.compute, ready), "record_grad_ready", where);
+    w.emit(rs.autograd, stream_wait_event_op(rs.grad, ready), "grad_wait_ready", where);
+    const bool scatter = knobs_.grad_op == GradOp::reduce_scatter;
+    const Range in = w.whole(rs.buckets[b]);
+    const Range out = scatter ? w.whole(rs.shards[b]) : in;
+    w.emit(rs.autograd,
+           collective_op(scatter ? OpKind::reduce_scatter : OpKind::all_reduce, rs.grad, *rs.grad_comm,
+                         ReduceOp::sum, in, out),
+           fmt::format("grad_bucket_{}", b), where);
+  }
+}
+
+void ProgramGenerator::write_optimizer(RankState& rs, std::uint32_t iter) {
+  RankWriter& w = rs.writer;
+  const bool scatter = !rs.shards.empty();
+  for (std::uint32_t b = 0; b < knobs_.buckets; ++b) {
+    const Range from = w.whole(scatter ? rs.shards[b] : rs.buckets[b]);
+    const Range to{rs.params, b * from.count, from.count};
+    w.emit(rs.main, copy_op(rs.compute, from, to), "optimizer_step",
+           fmt::format("iter {} / optimizer step (bucket {})", iter, b));
+  }
+}
+
+Scenario ProgramGenerator::build() {
+  Scenario scenario;
+  scenario.kernels = knobs_.kernels;
+  make_comms(scenario);
+  scenario.ranks.resize(layout_.world());
+  for (RankId r = 0; r < layout_.world(); ++r) {
+    Rank& rank = scenario.ranks[r];
+    const Coord c = layout_.coord(r);
+    rank.name = fmt::format("rank{} (dp{} tp{} pp{} cp{})", r, c.dp, c.tp, c.pp, c.cp);
+    rank.device = r % knobs_.ranks_per_node;
+    RankState rs(rank);
+    rs.id = r;
+    setup_rank(rs);
+    for (std::uint32_t a = 0; a < autocast_count(knobs_); ++a) {
+      write_forward(rs, a);
+      write_backward(rs, a);
+    }
+    if (delayed()) delayed_epilogue(rs);
+    rs.writer.emit(rs.main, device_synchronize_op(), "device_synchronize", "end of training: final values settle");
+  }
+  return scenario;
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,118 @@
+#pragma once
+/// The program generator behind build_protocol (internal to src/protocols).
+///
+/// generator.cpp writes what every protocol shares, modelled on PyTorch + DDP:
+/// - rank layout, communicators (one per gradient group; one per amax group unless shared);
+/// - per rank: threads "main" and "autograd", streams "compute" and "grad", host flags
+///   "backward_start" / "backward_done" (loss.backward() handing work to the autograd thread
+///   and returning when it is done), per-module FP8 buffers;
+/// - the training loop: forward on main, backward on autograd with DDP gradient buckets on
+///   the "grad" stream (record on compute, grad waits, bucket collective, and at the end the
+///   compute stream waits on the buckets' completion), the optimizer step on main, and a final
+///   epilogue that consumes the last reductions and synchronizes the device.
+/// delayed_scaling.cpp and current_scaling.cpp fill in the FP8 parts of each module.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "protocols/layout.h"
+#include "protocols/program_writer.h"
+#include "protocols/protocol.h"
+
+namespace amaxcheck {
+
+class ProgramGenerator {
+ public:
+  explicit ProgramGenerator(const ProtocolKnobs& knobs);
+  /// Writes ranks and communicators (no checks, no source).
+  Scenario build();
+
+ private:
+  struct DirBuffers {
+    BufferId input = 0;    ///< tensors x elems: what the casts quantize
+    BufferId fp8 = 0;      ///< tensors x elems: the cast outputs
+    BufferId history = 0;  ///< history_len x tensors
+    BufferId scale = 0;
+    BufferId scale_inv = 0;
+  };
+  struct ModuleBuffers {
+    DirBuffers dir[2];  // [forward, backward]
+    BufferId activation = 0;
+    BufferId dgrad = 0;
+  };
+  /// A registration not yet copied back: its autocast's global buffer and slot.
+  struct Pending {
+    BufferId global = 0;
+    std::uint32_t slot = 0;
+    std::uint32_t autocast = 0;
+  };
+  struct RankState {
+    RankId id = 0;
+    RankWriter writer;
+    ThreadId main = 0, autograd = 0;
+    StreamId compute = 0, grad = 0, nccl = 0;
+    std::uint32_t backward_start = 0, backward_done = 0;
+    std::optional<CommId> grad_comm, amax_comm;
+    std::uint32_t grad_members = 1;
+    std::uint32_t grad_index = 0;  ///< position in its gradient group
+    std::vector<ModuleBuffers> modules;
+    std::vector<BufferId> buckets, shards;
+    BufferId params = 0;
+    std::vector<std::optional<Pending>> pending[2];  ///< [dir][module]
+    bool handle_outstanding[2] = {false, false};     ///< te-async handles not yet waited on
+    explicit RankState(Rank& rank) : writer(rank) {}
+  };
+
+  // generator.cpp: the shared skeleton.
+  void make_comms(Scenario& scenario);
+  void setup_rank(RankState& rs);
+  void write_forward(RankState& rs, std::uint32_t autocast);
+  void write_backward(RankState& rs, std::uint32_t autocast);
+  void write_optimizer(RankState& rs, std::uint32_t iter);
+  void write_buckets(RankState& rs, std::uint32_t autocast, std::uint32_t position);
+  /// Fills a module's input tensors for `dir` (seeded values) on `thread`.
+  void write_inputs(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module, Direction dir,
+                    const std::string& origin, std::uint32_t tensor);
+  /// A reduction over `comm` as ProcessGroupNCCL issues it: record on compute, the nccl side
+  /// stream waits, the collective, a completion event; `sync` adds work.wait() on compute.
+  void write_amax_all_reduce(RankState& rs, ThreadId thread, Range range, const std::string& tag,
+                             const std::string& origin, bool sync);
+  std::string origin(std::uint32_t autocast, std::optional<std::uint32_t> module, const std::string& what) const;
+  /// The backward position (0 = first module to run backward) after which bucket b goes out.
+  std::uint32_t bucket_position(std::uint32_t bucket) const;
+
+  // delayed_scaling.cpp
+  void delayed_forward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
+                              BufferId global, std::uint32_t slot);
+  void delayed_autocast_exit(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
+  void delayed_backward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
+                               BufferId global, std::uint32_t slot);
+  void delayed_backward_reduction(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
+  /// Copies a pending registration back into history row 0 and runs the scale update.
+  void delayed_consume(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, const std::string& origin);
+  /// te-async: the wait on the previous reduction of `dir` (if one is outstanding), placed
+  /// before or after `module`'s copy-back as the `wait` knob says.
+  void delayed_prepare(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, bool first_registering,
+                       const std::string& origin);
+  void delayed_epilogue(RankState& rs);
+
+  // current_scaling.cpp
+  void current_forward_module(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module,
+                              const std::string& what);
+  void current_backward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module);
+  void current_quantize(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module, Direction dir,
+                        std::uint32_t tensor, const std::string& what);
+
+  bool delayed() const { return knobs_.protocol != ProtocolName::current_scaling; }
+  const char* dir_tag(Direction dir) const { return dir == Direction::forward ? "fwd" : "bwd"; }
+
+  ProtocolKnobs knobs_;
+  Layout layout_;
+  Groups grad_groups_, amax_groups_;
+  std::vector<std::optional<CommId>> grad_comm_of_, amax_comm_of_;  // by rank
+  std::vector<std::string> comm_names_;
+  std::uint32_t history_len_ = 1;
+};
+
+}  // namespace amaxcheck

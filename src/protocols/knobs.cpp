@@ -1,0 +1,249 @@
+// The knob table: one entry per knob, with its documentation, its parser and its printer.
+// set_knob, knob_docs, knob_args and add_knob_options (knob_options.cpp) all read this table,
+// so the command line, scenario files and `amaxcheck protocols` can never disagree.
+#include "protocols/knob_table.h"
+
+#include <fmt/format.h>
+
+#include "protocols/knob_values.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+using knobs::Parsed;
+
+/// Unwraps a parsed value into `out`, or returns the parse error.
+template <typename T, typename Out>
+std::optional<std::string> assign(const Parsed<T>& parsed, Out& out) {
+  if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+  out = static_cast<Out>(std::get<T>(parsed));
+  return std::nullopt;
+}
+
+KnobEntry uint_knob(std::string name, std::uint32_t ProtocolKnobs::*field, std::uint64_t min,
+                    std::uint64_t max, std::string help) {
+  KnobEntry entry;
+  entry.doc = {name, "", fmt::format("{}..{}", min, max), std::move(help)};
+  entry.set = [field, min, max](ProtocolKnobs& k, const std::string& v) {
+    return assign(knobs::parse_uint(v, min, max), k.*field);
+  };
+  entry.show = [field](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.*field)}; };
+  return entry;
+}
+
+/// A knob whose value is one of `choices`, stored as the enum with the same index.
+template <typename Enum>
+KnobEntry choice_knob(std::string name, Enum ProtocolKnobs::*field,
+                      std::initializer_list<const char*> choices, std::string help) {
+  KnobEntry entry;
+  std::vector<std::string> names(choices.begin(), choices.end());
+  std::string values;
+  for (std::size_t i = 0; i < names.size(); ++i) values += (i == 0 ? "" : "|") + names[i];
+  entry.doc = {name, "", values, std::move(help)};
+  entry.set = [field, names](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (v == names[i]) {
+        k.*field = static_cast<Enum>(i);
+        return std::nullopt;
+      }
+    }
+    std::string all;
+    for (std::size_t i = 0; i < names.size(); ++i) all += (i == 0 ? "" : "|") + names[i];
+    return fmt::format("expected {}, got \"{}\"", all, v);
+  };
+  entry.show = [field, names](const ProtocolKnobs& k) {
+    return std::vector<std::string>{names[static_cast<std::size_t>(k.*field)]};
+  };
+  return entry;
+}
+
+/// A repeatable knob: each value parses into one rule appended to `field`.
+template <typename Rule>
+KnobEntry rule_knob(std::string name, std::vector<Rule> ProtocolKnobs::*field,
+                    Parsed<Rule> (*parse)(const std::string&), std::string values, std::string help) {
+  KnobEntry entry;
+  entry.doc = {name, "", std::move(values), std::move(help), false, true};
+  entry.set = [field, parse](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
+    auto parsed = parse(v);
+    if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+    (k.*field).push_back(std::get<Rule>(parsed));
+    return std::nullopt;
+  };
+  entry.show = [field](const ProtocolKnobs& k) {
+    std::vector<std::string> shown;
+    for (const Rule& rule : k.*field) shown.push_back(knobs::show(rule));
+    return shown;
+  };
+  return entry;
+}
+
+std::vector<KnobEntry> make_table() {
+  std::vector<KnobEntry> table;
+  table.push_back(choice_knob("comm", &ProtocolKnobs::comm, {"shared", "separate"},
+                              "amax reduction on the DP communicator that also carries the gradient "
+                              "buckets, or on a communicator of its own over the same ranks"));
+  table.push_back(choice_knob("wait", &ProtocolKnobs::wait, {"before-copy", "after-copy"},
+                              "te-async: where the first module of the next autocast waits on the "
+                              "reduction handle, relative to the copy-back from the global buffer"));
+  table.push_back(choice_knob("amax-order", &ProtocolKnobs::amax_order, {"same", "rank-dependent"},
+                              "delayed scaling: where the backward amax reduction is launched relative "
+                              "to the last gradient bucket (rank-dependent: even ranks before, odd after)"));
+  table.push_back(uint_knob("dp", &ProtocolKnobs::dp, 1, 1024, "data-parallel size"));
+  table.push_back(uint_knob("tp", &ProtocolKnobs::tp, 1, 1024, "tensor-parallel size"));
+  table.push_back(uint_knob("pp", &ProtocolKnobs::pp, 1, 1024, "pipeline-parallel size (stages are independent)"));
+  table.push_back(uint_knob("cp", &ProtocolKnobs::cp, 1, 1024, "context-parallel size"));
+  {
+    KnobEntry order;
+    order.doc = {"order", "", "permutation of tp-cp-dp-pp", "rank ordering, fastest-varying dimension first"};
+    order.set = [](ProtocolKnobs& k, const std::string& v) { return assign(knobs::parse_order(v), k.order); };
+    order.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{knobs::show_order(k.order)}; };
+    table.push_back(std::move(order));
+  }
+  table.push_back(uint_knob("ranks-per-node", &ProtocolKnobs::ranks_per_node, 1, 1024,
+                            "GPUs per node; a rank's device is its local rank"));
+  table.push_back(uint_knob("modules", &ProtocolKnobs::modules, 1, 256, "FP8 modules per pipeline stage"));
+  table.push_back(uint_knob("microbatches", &ProtocolKnobs::microbatches, 1, 64,
+                            "autocasts (forward + backward) per iteration; gradients reduce on the last"));
+  table.push_back(uint_knob("iters", &ProtocolKnobs::iters, 1, 1024, "training iterations"));
+  table.push_back(uint_knob("history", &ProtocolKnobs::history, 1, 4096, "amax history length (delayed scaling)"));
+  table.push_back(choice_knob("algo", &ProtocolKnobs::algo, {"max", "most_recent"},
+                              "amax from the history window: its max, or the most recent row"));
+  {
+    KnobEntry margin;
+    margin.doc = {"margin", "", "-64..64", "scale = (fp8_max / amax) / 2^margin"};
+    margin.set = [](ProtocolKnobs& k, const std::string& v) { return assign(knobs::parse_int(v, -64, 64), k.margin); };
+    margin.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.margin)}; };
+    table.push_back(std::move(margin));
+  }
+  table.push_back(choice_knob("kernels", &ProtocolKnobs::kernels, {"serialized", "concurrent"},
+                              "collective kernel concurrency: one collective kernel at a time per device "
+                              "(NCCL < 2.26), or kernels of different communicators may overlap"));
+  {
+    KnobEntry group;
+    group.doc = {"group", "", "auto|dp|tp|tp-dp|world|0,1,2-3/4-7",
+                 "amax reduction group (CP ranks join every named group); auto = tp-dp for delayed "
+                 "scaling, tp for current scaling; explicit lists must partition the ranks"};
+    group.set = [](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
+      auto parsed = knobs::parse_group(v);
+      if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
+      std::tie(k.group, k.explicit_groups) = std::get<0>(parsed);
+      return std::nullopt;
+    };
+    group.show = [](const ProtocolKnobs& k) {
+      return std::vector<std::string>{knobs::show_group(k.group, k.explicit_groups)};
+    };
+    table.push_back(std::move(group));
+  }
+  table.push_back(uint_knob("buckets", &ProtocolKnobs::buckets, 1, 256, "DDP gradient buckets per iteration"));
+  table.push_back(choice_knob("grad-op", &ProtocolKnobs::grad_op, {"all-reduce", "reduce-scatter"},
+                              "gradient bucket collective (reduce-scatter: distributed optimizer)"));
+  {
+    KnobEntry overlap;
+    overlap.doc = {"grad-overlap", "", "on|off",
+                   "launch each bucket as soon as its gradients are ready (off: all after the backward)"};
+    overlap.set = [](ProtocolKnobs& k, const std::string& v) { return assign(knobs::parse_bool(v), k.grad_overlap); };
+    overlap.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{k.grad_overlap ? "on" : "off"}; };
+    table.push_back(std::move(overlap));
+  }
+  table.push_back(rule_knob("skip", &ProtocolKnobs::skips, &knobs::parse_skip, "RANK:MODULE[:ITER]",
+                            "the module does not run on that rank (an MoE expert with no tokens): no "
+                            "forward, backward or amax registration; repeatable"));
+  table.push_back(rule_knob("eval", &ProtocolKnobs::evals, &knobs::parse_eval, "MODULE[:ITER]",
+                            "the module runs in evaluation mode: forward only, no amax registration; repeatable"));
+  {
+    KnobEntry recompute;
+    recompute.doc = {"recompute", "", "switch",
+                     "activation recomputation: backward re-runs each module's forward casts outside the autocast",
+                     true, false};
+    recompute.set = [](ProtocolKnobs& k, const std::string& v) { return assign(knobs::parse_bool(v), k.recompute); };
+    recompute.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{k.recompute ? "on" : "off"}; };
+    table.push_back(std::move(recompute));
+  }
+  {
+    KnobEntry seed;
+    seed.doc = {"seed", "", "0..2^64-1", "seeds the tensor values, hence every local amax"};
+    seed.set = [](ProtocolKnobs& k, const std::string& v) {
+      return assign(knobs::parse_uint(v, 0, ~std::uint64_t{0}), k.seed);
+    };
+    seed.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.seed)}; };
+    table.push_back(std::move(seed));
+  }
+  table.push_back(rule_knob("input", &ProtocolKnobs::inputs, &knobs::parse_input,
+                            "RANK:ITER:MODULE:fwd|bwd[:TENSOR]=V[,V...]",
+                            "hand-set tensor values (inf, nan allowed); one value fills the tensor; repeatable"));
+  table.push_back(uint_knob("elems", &ProtocolKnobs::elems, 1, 4096, "elements per quantized tensor"));
+  table.push_back(uint_knob("fwd-tensors", &ProtocolKnobs::fwd_tensors, 1, 64, "quantized tensors per module in forward"));
+  table.push_back(uint_knob("bwd-tensors", &ProtocolKnobs::bwd_tensors, 1, 64, "quantized tensors per module in backward"));
+  table.push_back(uint_knob("grad-elems", &ProtocolKnobs::grad_elems, 1, 4096,
+                            "gradient elements per DP member per bucket"));
+  {
+    KnobEntry gemm;
+    gemm.doc = {"gemm-us", "", "0..1e6", "duration of one GEMM kernel in timed runs (microseconds)"};
+    gemm.set = [](ProtocolKnobs& k, const std::string& v) { return assign(knobs::parse_double(v, 0, 1e6), k.gemm_us); };
+    gemm.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.gemm_us)}; };
+    table.push_back(std::move(gemm));
+  }
+  const ProtocolKnobs defaults;
+  for (KnobEntry& entry : table) {
+    const auto shown = entry.show(defaults);
+    entry.doc.default_value = entry.doc.repeatable ? "(none)" : shown.at(0);
+  }
+  return table;
+}
+
+}  // namespace
+
+const std::vector<KnobEntry>& knob_table() {
+  static const std::vector<KnobEntry> table = make_table();
+  return table;
+}
+
+const KnobEntry* find_knob(const std::string& name) {
+  for (const KnobEntry& entry : knob_table()) {
+    if (entry.doc.name == name) return &entry;
+  }
+  return nullptr;
+}
+
+std::vector<KnobDoc> knob_docs() {
+  std::vector<KnobDoc> docs;
+  for (const KnobEntry& entry : knob_table()) docs.push_back(entry.doc);
+  return docs;
+}
+
+std::optional<std::string> try_set_knob(ProtocolKnobs& knobs, const std::string& name, const std::string& value) {
+  const KnobEntry* entry = find_knob(name);
+  if (entry == nullptr) {
+    std::string all;
+    for (const KnobEntry& e : knob_table()) all += (all.empty() ? "" : ", ") + e.doc.name;
+    return fmt::format("unknown knob \"{}\"; expected one of: {}", name, all);
+  }
+  return entry->set(knobs, value);
+}
+
+void set_knob(ProtocolKnobs& knobs, const std::string& name, const std::string& value) {
+  if (auto error = try_set_knob(knobs, name, value)) throw InputError(fmt::format("--{}: {}", name, *error));
+}
+
+std::vector<std::string> knob_args(const ProtocolKnobs& knobs) {
+  static const ProtocolKnobs defaults;
+  std::vector<std::string> args;
+  for (const KnobEntry& entry : knob_table()) {
+    const auto shown = entry.show(knobs);
+    if (shown == entry.show(defaults)) continue;
+    for (const std::string& value : shown) {
+      args.push_back("--" + entry.doc.name);
+      if (!entry.doc.flag) args.push_back(value);
+    }
+  }
+  return args;
+}
+
+std::string command_line(const ProtocolKnobs& knobs) {
+  std::string line = fmt::format("amaxcheck check {}", to_string(knobs.protocol));
+  for (const std::string& arg : knob_args(knobs)) line += " " + arg;
+  return line;
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,160 @@
+#pragma once
+/// The protocol library: a few knobs in, per-rank programs out.
+///
+/// A protocol is a generator. Given ProtocolKnobs it writes, for every rank, the host threads
+/// ("main" runs the forward pass and the optimizer; "autograd" runs the backward pass and
+/// launches the DDP gradient buckets), the streams ("compute", "grad", one "nccl:<comm>" side
+/// stream per amax communicator, as ProcessGroupNCCL has), the buffers (per-module
+/// amax_history / scale / scale_inv, per-autocast global amax buffers, gradient buckets) and
+/// the ops that connect them. It also writes ReplicaChecks whose expected values come from
+/// the sequential reference model (reference_model.h), which is written separately.
+///
+/// Built-in protocols (see protocol_docs()):
+/// - `te-sync`: delayed scaling, synchronous amax all-reduce at autocast exit (current TE);
+/// - `te-async`: delayed scaling, asynchronous all-reduce; the first module of the next
+///   autocast waits on the handle, `before-copy` or `after-copy`;
+/// - `current-scaling`: an inline amax all-reduce and wait for every quantization.
+///
+/// Knobs are documented by knob_docs(); `amaxcheck protocols` prints them. Every knob can be
+/// set from the command line (`--comm shared`) and from a scenario file (`"comm": "shared"`)
+/// through the same set_knob(), so both report the same errors.
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/scenario.h"
+
+namespace CLI {
+class App;
+}
+
+namespace amaxcheck {
+
+enum class ProtocolName : std::uint8_t { te_sync, te_async, current_scaling };
+enum class CommChoice : std::uint8_t { shared, separate };
+enum class WaitPoint : std::uint8_t { before_copy, after_copy };
+enum class AmaxOrder : std::uint8_t { same, rank_dependent };
+enum class GradOp : std::uint8_t { all_reduce, reduce_scatter };
+enum class Direction : std::uint8_t { forward, backward };
+/// The amax reduction group. CP ranks hold replicas / shards of the same tensors, so every
+/// named group includes them: `dp` = DP x CP (Megatron's gradient group), `tp` = TP x CP,
+/// `tp_dp` = TP x CP x DP within a pipeline stage, `world` = every rank. `automatic` is
+/// `tp_dp` for delayed scaling and `tp` for current scaling.
+enum class GroupKind : std::uint8_t { automatic, dp, tp, tp_dp, world, explicit_lists };
+/// Parallel dimensions, for the rank ordering (fastest-varying first).
+enum class Dim : std::uint8_t { tp, cp, dp, pp };
+
+/// `--skip RANK:MODULE[:ITER]`: the module does not run on that rank (in that iteration, or in
+/// every iteration): no forward, no backward, no amax registration (an MoE expert that
+/// received no tokens).
+struct SkipRule {
+  RankId rank = 0;
+  std::uint32_t module = 0;
+  std::optional<std::uint32_t> iter;
+};
+
+/// `--eval MODULE[:ITER]`: the module runs in evaluation mode on every rank: forward only, it
+/// casts with its current scale and registers no amax.
+struct EvalRule {
+  std::uint32_t module = 0;
+  std::optional<std::uint32_t> iter;
+};
+
+/// `--input RANK:ITER:MODULE:fwd|bwd[:TENSOR]=V[,V...]`: hand-set tensor values (every
+/// microbatch of that iteration). One value fills the whole tensor; otherwise the list must
+/// have `elems` values. Without TENSOR every tensor of the module gets them.
+struct InputRule {
+  RankId rank = 0;
+  std::uint32_t iter = 0;
+  std::uint32_t module = 0;
+  Direction dir = Direction::forward;
+  std::optional<std::uint32_t> tensor;
+  std::vector<float> values;
+};
+
+struct ProtocolKnobs {
+  ProtocolName protocol = ProtocolName::te_sync;
+  CommChoice comm = CommChoice::separate;
+  WaitPoint wait = WaitPoint::before_copy;  ///< te-async only
+  AmaxOrder amax_order = AmaxOrder::same;   ///< delayed scaling's backward reduction
+  std::uint32_t dp = 2;
+  std::uint32_t tp = 1;
+  std::uint32_t pp = 1;
+  std::uint32_t cp = 1;
+  std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  ///< fastest first
+  std::uint32_t ranks_per_node = 8;  ///< Rank::device = local rank on its node
+  std::uint32_t modules = 2;         ///< FP8 modules per pipeline stage
+  /// Autocasts (forward + backward) per iteration; gradients reduce on the last one. Two by
+  /// default, as gradient accumulation is the norm: with one, a shared communicator's gradient
+  /// buckets (which DDP waits on before the optimizer) happen to order the amax reduction
+  /// before the next copy-back, masking the wait-after-copy race.
+  std::uint32_t microbatches = 2;
+  std::uint32_t iters = 2;
+  std::uint32_t history = 2;  ///< amax history length (delayed scaling)
+  HistoryAlgo algo = HistoryAlgo::max;
+  int margin = 0;
+  KernelConcurrency kernels = KernelConcurrency::concurrent;
+  GroupKind group = GroupKind::automatic;
+  std::vector<std::vector<RankId>> explicit_groups;  ///< GroupKind::explicit_lists: a partition
+  std::uint32_t buckets = 2;  ///< DDP gradient buckets
+  GradOp grad_op = GradOp::all_reduce;
+  bool grad_overlap = true;  ///< buckets go out as their gradients are ready (else at the end)
+  std::vector<SkipRule> skips;
+  std::vector<EvalRule> evals;
+  bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
+  std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes
+  std::vector<InputRule> inputs;
+  std::uint32_t elems = 4;        ///< elements per quantized tensor
+  std::uint32_t fwd_tensors = 2;  ///< quantized tensors per module in forward (input, weight)
+  std::uint32_t bwd_tensors = 1;  ///< ... and in backward (grad output)
+  std::uint32_t grad_elems = 2;   ///< gradient elements per DP member per bucket
+  double gemm_us = 100;           ///< cost of one GEMM kernel, for timed runs
+};
+
+/// One knob as documented by `amaxcheck protocols` and accepted by set_knob.
+struct KnobDoc {
+  std::string name;           ///< command-line name without dashes, e.g. "amax-order"
+  std::string default_value;  ///< as printed, e.g. "same"
+  std::string values;         ///< what it accepts, e.g. "same|rank-dependent"
+  std::string help;
+  bool flag = false;        ///< a switch: `--recompute` (in files: true / false)
+  bool repeatable = false;  ///< may be given several times (in files: an array of strings)
+};
+
+struct ProtocolDoc {
+  std::string name;
+  std::string summary;
+};
+
+const char* to_string(ProtocolName protocol);
+const char* to_string(Direction dir);
+std::vector<ProtocolDoc> protocol_docs();
+/// "te-sync" -> ProtocolName; nullopt for anything else.
+std::optional<ProtocolName> parse_protocol(const std::string& name);
+
+std::vector<KnobDoc> knob_docs();
+/// Sets one knob from its textual value. Returns nullopt on success, otherwise what was
+/// expected (e.g. "expected shared|separate, got \"both\""). Unknown names are errors too.
+std::optional<std::string> try_set_knob(ProtocolKnobs& knobs, const std::string& name,
+                                        const std::string& value);
+/// try_set_knob that throws InputError("--name: expected ...").
+void set_knob(ProtocolKnobs& knobs, const std::string& name, const std::string& value);
+/// Checks the knobs together (sizes, ranges, rank lists, shared-comm feasibility); throws
+/// InputError naming the knob and what was expected.
+void validate_knobs(const ProtocolKnobs& knobs);
+/// The knobs that differ from their defaults, as command-line arguments.
+std::vector<std::string> knob_args(const ProtocolKnobs& knobs);
+/// "amaxcheck check te-async --comm shared ...": the command line that rebuilds the scenario.
+std::string command_line(const ProtocolKnobs& knobs);
+
+/// Adds one `--<knob>` option per knob to `app`, writing into `knobs` (which must outlive the
+/// parse). A bad value is a CLI11 validation error naming the option and what was expected.
+void add_knob_options(CLI::App& app, ProtocolKnobs& knobs);
+
+/// Validates the knobs and generates the scenario, checks included.
+Scenario build_protocol(const ProtocolKnobs& knobs);
+
+}  // namespace amaxcheck

@@ -1,0 +1,57 @@
+#include "protocols/schedule.h"
+
+#include <cmath>
+
+namespace amaxcheck {
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  for (const SkipRule& rule : knobs.skips) {
+    if (rule.rank == rank && rule.module == module && (!rule.iter || *rule.iter == iter)) return false;
+  }
+  return true;
+}
+
+bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& rule : knobs.evals) {
+    if (rule.module == module && (!rule.iter || *rule.iter == iter)) return false;
+  }
+  return true;
+}
+
+std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
+                                 std::uint32_t module, Direction dir, std::uint32_t tensor) {
+  const std::uint32_t iter = iter_of(knobs, autocast);
+  // The last matching rule wins, like a later command-line option.
+  for (auto it = knobs.inputs.rbegin(); it != knobs.inputs.rend(); ++it) {
+    const InputRule& rule = *it;
+    if (rule.rank != rank || rule.iter != iter || rule.module != module || rule.dir != dir) continue;
+    if (rule.tensor && *rule.tensor != tensor) continue;
+    if (rule.values.size() == 1) return std::vector<float>(knobs.elems, rule.values[0]);
+    return rule.values;
+  }
+  std::uint64_t state = knobs.seed;
+  for (std::uint64_t key : {std::uint64_t{rank}, std::uint64_t{autocast}, std::uint64_t{module},
+                            std::uint64_t{dir == Direction::forward ? 0u : 1u}, std::uint64_t{tensor}}) {
+    state ^= splitmix64(state) + key;
+  }
+  std::vector<float> values(knobs.elems);
+  for (float& v : values) {
+    const std::uint64_t bits = splitmix64(state);
+    const float mantissa = static_cast<float>((bits & 1023u) + 1u) / 64.0f;  // (0, 16]
+    const int exponent = static_cast<int>((bits >> 10) % 6u) - 4;           // 2^-4 .. 2^1
+    v = ((bits >> 20) & 1u ? -1.0f : 1.0f) * std::ldexp(mantissa, exponent);
+  }
+  return values;
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,40 @@
+#pragma once
+/// The protocol-independent facts both the program generator and the reference model read:
+/// which module runs (and trains) where and when, and the tensor values every cast sees.
+///
+/// Keeping these in one place means the two sides agree on their *inputs*; the protocol logic
+/// itself (what is reduced with whom, when scales update) is written separately in each.
+
+#include <cstdint>
+#include <vector>
+
+#include "protocols/protocol.h"
+
+namespace amaxcheck {
+
+/// Autocasts (forward + backward passes) in the run: iters x microbatches.
+inline std::uint32_t autocast_count(const ProtocolKnobs& k) { return k.iters * k.microbatches; }
+inline std::uint32_t iter_of(const ProtocolKnobs& k, std::uint32_t autocast) { return autocast / k.microbatches; }
+
+/// False when a --skip rule removes `module` from `rank` in `iter`.
+bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
+/// False when an --eval rule puts `module` in evaluation mode in `iter`.
+bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
+/// Runs and trains: registers amaxes (delayed scaling) and has a backward pass.
+inline bool module_registers(const ProtocolKnobs& k, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  return module_runs(k, rank, iter, module) && module_trains(k, iter, module);
+}
+
+/// Quantized tensors per module in a direction.
+inline std::uint32_t tensor_count(const ProtocolKnobs& k, Direction dir) {
+  return dir == Direction::forward ? k.fwd_tensors : k.bwd_tensors;
+}
+inline Fp8Format format_of(Direction dir) { return dir == Direction::forward ? Fp8Format::e4m3 : Fp8Format::e5m2; }
+
+/// The `elems` values of one quantized tensor: seeded (a splitmix64 stream keyed by seed, rank,
+/// autocast, module, direction and tensor; exact binary fractions of both signs with
+/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand.
+std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
+                                 std::uint32_t module, Direction dir, std::uint32_t tensor);
+
+}  // namespace amaxcheck

@@ -1,0 +1,106 @@
+// validate_knobs: the checks that need several knobs at once. Single values are checked when
+// they are parsed (knobs.cpp); here we check them against each other.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "protocols/knob_values.h"
+#include "protocols/layout.h"
+#include "protocols/protocol.h"
+#include "protocols/schedule.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+constexpr std::uint64_t kMaxWorld = 4096;
+/// A cap on generated ops, so a typo (--iters 1000 --modules 256 at 4096 ranks) is an input
+/// error rather than minutes of generation and gigabytes of memory.
+constexpr std::uint64_t kMaxOps = 20'000'000;
+
+[[noreturn]] void reject(const std::string& knob, const std::string& what) {
+  throw InputError(fmt::format("--{}: {}", knob, what));
+}
+
+void check_module(std::uint32_t module, const ProtocolKnobs& k, const std::string& knob, const std::string& rule) {
+  if (module >= k.modules) reject(knob, fmt::format("module {} out of range in \"{}\" (--modules {})", module, rule, k.modules));
+}
+
+void check_iter(std::uint32_t iter, const ProtocolKnobs& k, const std::string& knob, const std::string& rule) {
+  if (iter >= k.iters) reject(knob, fmt::format("iteration {} out of range in \"{}\" (--iters {})", iter, rule, k.iters));
+}
+
+void check_rank(RankId rank, std::uint64_t world, const std::string& knob, const std::string& rule) {
+  if (rank >= world) reject(knob, fmt::format("rank {} out of range in \"{}\" (world size {})", rank, rule, world));
+}
+
+void check_explicit_groups(const ProtocolKnobs& k, std::uint64_t world) {
+  std::vector<int> seen(world, -1);
+  for (std::size_t g = 0; g < k.explicit_groups.size(); ++g) {
+    if (k.explicit_groups[g].empty()) reject("group", fmt::format("rank list {} is empty", g));
+    for (RankId r : k.explicit_groups[g]) {
+      if (r >= world) reject("group", fmt::format("rank {} out of range (world size {})", r, world));
+      if (seen[r] == static_cast<int>(g)) reject("group", fmt::format("rank {} appears twice in rank list {}", r, g));
+      if (seen[r] >= 0) reject("group", fmt::format("rank {} is in rank lists {} and {}; lists must not overlap", r, seen[r], g));
+      seen[r] = static_cast<int>(g);
+    }
+  }
+  for (RankId r = 0; r < world; ++r) {
+    if (seen[r] < 0) reject("group", fmt::format("rank {} is in no rank list; the lists must cover every rank", r));
+  }
+}
+
+}  // namespace
+
+void validate_knobs(const ProtocolKnobs& k) {
+  const std::uint64_t world = std::uint64_t{k.dp} * k.tp * k.pp * k.cp;
+  if (world > kMaxWorld) {
+    reject("dp", fmt::format("world size dp*tp*pp*cp = {} exceeds {}", world, kMaxWorld));
+  }
+  for (const SkipRule& rule : k.skips) {
+    check_rank(rule.rank, world, "skip", knobs::show(rule));
+    check_module(rule.module, k, "skip", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "skip", knobs::show(rule));
+  }
+  for (const EvalRule& rule : k.evals) {
+    check_module(rule.module, k, "eval", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "eval", knobs::show(rule));
+  }
+  for (const InputRule& rule : k.inputs) {
+    const std::string text = knobs::show(rule);
+    check_rank(rule.rank, world, "input", text);
+    check_iter(rule.iter, k, "input", text);
+    check_module(rule.module, k, "input", text);
+    if (rule.tensor && *rule.tensor >= tensor_count(k, rule.dir)) {
+      reject("input", fmt::format("tensor {} out of range in \"{}\" ({} tensors per module)", *rule.tensor, text,
+                                  tensor_count(k, rule.dir)));
+    }
+    if (rule.values.size() != 1 && rule.values.size() != k.elems) {
+      reject("input", fmt::format("expected 1 or {} (--elems) values in \"{}\", got {}", k.elems, text, rule.values.size()));
+    }
+  }
+  if (k.group == GroupKind::explicit_lists) check_explicit_groups(k, world);
+
+  const std::uint64_t per_module = 16ull * (k.fwd_tensors + k.bwd_tensors) * (k.recompute ? 2 : 1) + 8;
+  const std::uint64_t ops = world * k.iters * k.microbatches * (k.modules * per_module + 8ull * k.buckets + 16);
+  if (ops > kMaxOps) {
+    reject("iters", fmt::format("the scenario would have about {} ops (limit {}); use fewer ranks, modules, "
+                                "microbatches or iterations", ops, kMaxOps));
+  }
+
+  if (k.comm == CommChoice::shared) {
+    const Layout layout(k);
+    const Groups grad = layout.grad_groups();
+    for (const auto& group : layout.amax_groups()) {
+      if (group.size() < 2) continue;
+      if (std::find(grad.begin(), grad.end(), group) == grad.end()) {
+        std::string ranks;
+        for (RankId r : group) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+        reject("comm", fmt::format("shared needs each amax reduction group to be a data-parallel (DP x CP) group, "
+                                   "but group {{{}}} is not; use --comm separate or --group dp", ranks));
+      }
+    }
+  }
+}
+
+}  // namespace amaxcheck
