@@ -1,0 +1,100 @@
+#pragma once
+/// exhaustive: stateless depth-first search over schedules, with dynamic partial-order
+/// reduction.
+///
+/// The search re-executes the scenario from the start for every schedule (as loom and CHESS
+/// do), following the recorded prefix and then extending it. With `reduction` on it is
+/// Source-DPOR with sleep sets (Abdulla, Aronis, Jonsson, Sagonas, POPL 2014):
+/// - after each run, every reversible race e < e' of the run (dependent steps of different
+///   actors with no step ordered between them) adds one of the "initials" of
+///   notdep(e).e' to the backtrack set of the state before e, unless one is already there;
+/// - sleep sets carry actors whose exploration from an earlier state already covers the
+///   continuation, so the search explores exactly one complete run per equivalence class
+///   (Mazurkiewicz trace); runs in which every enabled actor sleeps are abandoned and counted
+///   as `sleep_blocked` (the reduction's overhead).
+/// Dependence is `dependent()` over Step::touches and actor_key (see dependence.h). An actor
+/// whose action is no longer enabled leaves the sleep set (a conservative guard for actions
+/// that one step disables).
+///
+/// Without reduction every enabled action is a backtrack point: the search visits every
+/// interleaving (the naive count). An optional preemption bound (a preemption is switching
+/// away from an actor that is still enabled) and a cap on schedules make the search
+/// incomplete; `stats().complete` says whether it covered everything.
+///
+/// Use: `while (search.begin_run()) { run_once(scenario, search, options); search.end_run(); }`.
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "scheduler/strategy.h"
+
+namespace amaxcheck::sched {
+
+struct ExhaustiveOptions {
+  bool reduction = true;
+  std::optional<std::uint32_t> preemption_bound;
+  std::optional<std::uint64_t> max_schedules;  ///< cap on complete runs explored
+};
+
+struct ExhaustiveStats {
+  std::uint64_t explored = 0;       ///< runs that reached their end (finished or stuck)
+  std::uint64_t sleep_blocked = 0;  ///< runs abandoned: every continuation already covered
+  std::uint64_t bound_skipped = 0;  ///< branches not taken because of the preemption bound
+  std::uint64_t races = 0;          ///< reversible races that added a backtrack point
+  bool capped = false;              ///< stopped by max_schedules
+  bool complete = false;            ///< the search ended and covered every class
+};
+
+class ExhaustiveSearch final : public Strategy {
+ public:
+  explicit ExhaustiveSearch(ExhaustiveOptions options = {});
+
+  std::string name() const override { return "exhaustive"; }
+  nlohmann::ordered_json parameters() const override;
+  std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+  void on_step(const Step& step) override;
+
+  /// Prepares the next schedule; false when the search is over.
+  bool begin_run();
+  /// Closes the run that just ended and chooses the next branch point.
+  void end_run();
+  const ExhaustiveStats& stats() const { return stats_; }
+
+ private:
+  struct SleepEntry {
+    std::uint64_t actor = 0;
+    std::vector<Touch> touches;
+  };
+  struct Node {
+    std::vector<Action> options;
+    std::vector<std::uint64_t> actors;             ///< actor_key of each option
+    std::vector<std::uint8_t> backtrack;           ///< per option: to be explored
+    std::vector<std::uint8_t> done;                ///< per option: explored (or skipped)
+    std::vector<std::vector<Touch>> touches;       ///< per option: its step's touches, once run
+    std::vector<SleepEntry> sleep;                 ///< sleep set on entering this state
+    std::size_t chosen = 0;
+    std::uint32_t preemptions = 0;                 ///< preemptions on the path before this node
+    std::optional<std::uint64_t> previous_actor;   ///< actor of the step before this node
+  };
+
+  bool asleep(const Node& node, std::size_t option) const;
+  bool preempts(const Node& node, std::size_t option) const;
+  bool over_bound(const Node& node, std::size_t option) const;
+  std::vector<SleepEntry> child_sleep(const Node& parent, std::span<const std::uint64_t> enabled) const;
+  Node make_node(std::span<const Action> options) const;
+  void add_backtrack_points_for_races();
+  bool advance_to_next_branch();
+
+  ExhaustiveOptions options_;
+  ExhaustiveStats stats_;
+  std::vector<Node> stack_;
+  std::size_t depth_ = 0;
+  std::size_t first_new_ = 0;  ///< first path index whose step is new in this run
+  bool aborted_ = false;      ///< pick() returned stop in this run
+  bool bound_abort_ = false;  ///< ... because of the preemption bound, not sleep sets
+  bool finished_ = false;
+  bool started_ = false;
+};
+
+}  // namespace amaxcheck::sched

@@ -1,0 +1,70 @@
+#include "scheduler/pct_strategy.h"
+
+#include <algorithm>
+
+#include "util/check.h"
+
+namespace amaxcheck::sched {
+
+PctStrategy::PctStrategy(const PctOptions& options) : options_(options), prng_(options.seed) {
+  AMAX_CHECK(options.depth >= 1, "PCT depth must be at least 1");
+  const std::uint64_t k = std::max<std::uint64_t>(options.expected_steps, 1);
+  const std::uint64_t wanted = std::min<std::uint64_t>(options.depth - 1, k);
+  // Distinct change points, drawn by rejection (d is small, so this ends quickly).
+  while (change_points_.size() < wanted) {
+    const std::uint64_t point = prng_.below(k);
+    if (std::find(change_points_.begin(), change_points_.end(), point) == change_points_.end()) {
+      change_points_.push_back(point);
+    }
+  }
+  std::sort(change_points_.begin(), change_points_.end());
+}
+
+nlohmann::ordered_json PctStrategy::parameters() const {
+  nlohmann::ordered_json params;
+  params["seed"] = options_.seed;
+  params["depth"] = options_.depth;
+  params["expected_steps"] = options_.expected_steps;
+  params["change_points"] = change_points_;
+  return params;
+}
+
+std::uint64_t PctStrategy::priority_of(std::uint64_t actor) {
+  for (const auto& [key, priority] : priorities_) {
+    if (key == actor) return priority;
+  }
+  // Initial priorities lie above every change-point priority (1..d-1). A random 62-bit value
+  // gives a uniformly random order of the actors seen so far; ties are broken canonically.
+  const std::uint64_t priority = options_.depth + prng_.below(std::uint64_t{1} << 62);
+  priorities_.emplace_back(actor, priority);
+  return priority;
+}
+
+std::size_t PctStrategy::highest(std::span<const Action> options) {
+  std::size_t best = 0;
+  std::uint64_t best_priority = 0;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    const std::uint64_t priority = priority_of(actor_key(options[i]));
+    if (i == 0 || priority > best_priority) {
+      best = i;
+      best_priority = priority;
+    }
+  }
+  return best;
+}
+
+std::size_t PctStrategy::pick(ChoiceKind, std::span<const Action> options) {
+  std::size_t chosen = highest(options);
+  while (next_change_ < change_points_.size() && change_points_[next_change_] == step_) {
+    const std::uint64_t actor = actor_key(options[chosen]);
+    for (auto& [key, priority] : priorities_) {
+      if (key == actor) priority = next_change_ + 1;
+    }
+    ++next_change_;
+    chosen = highest(options);
+  }
+  ++step_;
+  return chosen;
+}
+
+}  // namespace amaxcheck::sched

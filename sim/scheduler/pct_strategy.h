@@ -1,0 +1,50 @@
+#pragma once
+/// pct(seed, depth): probabilistic concurrency testing (Burckhardt, Kothari, Musuvathi,
+/// Nagarakatte, ASPLOS 2010).
+///
+/// Every actor (host thread, stream, communicator: `actor_key(action)`) gets a random distinct
+/// priority >= depth when it first becomes enabled. At each step the enabled action of the
+/// highest-priority actor runs. At d-1 change points k_1..k_{d-1}, drawn uniformly from the
+/// expected number of steps k, the actor about to run drops to priority i (below every initial
+/// priority). A bug of depth d among n actors is then found with probability at least
+/// 1/(n * k^(d-1)) per run.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "scheduler/prng.h"
+#include "scheduler/strategy.h"
+
+namespace amaxcheck::sched {
+
+struct PctOptions {
+  std::uint64_t seed = 0;
+  std::uint32_t depth = 3;           ///< d: bug depth targeted (d-1 change points)
+  std::uint64_t expected_steps = 1;  ///< k: steps of one run (see expected_steps(Scenario))
+};
+
+class PctStrategy final : public Strategy {
+ public:
+  explicit PctStrategy(const PctOptions& options);
+
+  std::string name() const override { return "pct"; }
+  /// seed, depth, expected_steps and the drawn change points.
+  nlohmann::ordered_json parameters() const override;
+  std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+
+  const std::vector<std::uint64_t>& change_points() const { return change_points_; }
+
+ private:
+  std::uint64_t priority_of(std::uint64_t actor);
+  std::size_t highest(std::span<const Action> options);
+
+  PctOptions options_;
+  Prng prng_;
+  std::vector<std::uint64_t> change_points_;  ///< sorted step indices (0-based)
+  std::size_t next_change_ = 0;
+  std::uint64_t step_ = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> priorities_;  ///< (actor, priority)
+};
+
+}  // namespace amaxcheck::sched

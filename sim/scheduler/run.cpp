@@ -1,0 +1,95 @@
+#include "scheduler/run.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+#include <span>
+
+#include "detectors/detector.h"
+#include "util/check.h"
+
+namespace amaxcheck::sched {
+
+const char* to_string(RunOutcome outcome) {
+  switch (outcome) {
+    case RunOutcome::finished: return "finished";
+    case RunOutcome::stuck: return "stuck";
+    case RunOutcome::stopped: return "stopped";
+    case RunOutcome::step_limit: return "step_limit";
+  }
+  return "?";
+}
+
+bool parse_run_outcome(const std::string& text, RunOutcome& out) {
+  for (RunOutcome o : {RunOutcome::finished, RunOutcome::stuck, RunOutcome::stopped, RunOutcome::step_limit}) {
+    if (text == to_string(o)) {
+      out = o;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool RunResult::has_hazard(HazardKind kind) const {
+  return std::any_of(hazards.begin(), hazards.end(), [&](const Hazard& h) { return h.kind == kind; });
+}
+
+RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOptions& options) {
+  Engine engine(scenario, options.engine);
+  std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario);
+  for (auto& detector : detectors) engine.add_observer(detector.get());
+
+  RunResult result;
+  for (;;) {
+    const std::vector<Action>& enabled = engine.enabled();
+    if (enabled.empty()) {
+      engine.finish();
+      result.outcome = engine.done() ? RunOutcome::finished : RunOutcome::stuck;
+      if (result.outcome == RunOutcome::stuck) result.stuck = engine.stuck();
+      break;
+    }
+    if (result.step_count >= options.max_steps) {
+      result.outcome = RunOutcome::step_limit;
+      break;
+    }
+    const std::size_t chosen = strategy.pick(ChoiceKind::next_action, std::span<const Action>(enabled));
+    if (chosen == Strategy::stop) {
+      result.outcome = RunOutcome::stopped;
+      break;
+    }
+    AMAX_CHECK(chosen < enabled.size(), "a strategy picked an option that does not exist");
+    result.choices.push_back(Choice{ChoiceKind::next_action, enabled.size(), chosen});
+    const Action action = enabled[chosen];
+    Step step = engine.apply(action);
+    strategy.on_step(step);
+    ++result.step_count;
+    if (options.record_steps) result.steps.push_back(std::move(step));
+  }
+
+  std::set<std::string> seen;
+  for (const auto& detector : detectors) {
+    for (const Hazard& hazard : detector->hazards()) {
+      if (seen.insert(hazard.key()).second) result.hazards.push_back(hazard);
+    }
+  }
+  return result;
+}
+
+std::uint64_t expected_steps(const Scenario& scenario) {
+  std::uint64_t steps = 0;
+  std::vector<std::uint64_t> collectives_per_comm(scenario.comms.size(), 0);
+  for (RankId r = 0; r < scenario.ranks.size(); ++r) {
+    std::vector<std::uint64_t> mine(scenario.comms.size(), 0);
+    for (const Thread& thread : scenario.ranks[r].threads) {
+      for (const Op& op : thread.program) {
+        steps += is_device_op(op.kind) ? 2 : 1;
+        if (is_collective(op.kind) && op.comm < mine.size()) ++mine[op.comm];
+      }
+    }
+    for (std::size_t c = 0; c < mine.size(); ++c) collectives_per_comm[c] = std::max(collectives_per_comm[c], mine[c]);
+  }
+  for (std::uint64_t n : collectives_per_comm) steps += n;
+  return steps;
+}
+
+}  // namespace amaxcheck::sched

@@ -1,0 +1,188 @@
+#include "scheduler/timed_strategy.h"
+
+#include <algorithm>
+
+#include "util/check.h"
+
+namespace amaxcheck::sched {
+
+TimedStrategy::TimedStrategy(const Scenario& scenario, CostModel cost) : scenario_(scenario), cost_(cost) {
+  const std::size_t ranks = scenario.ranks.size();
+  next_op_.resize(ranks);
+  stream_queue_.resize(ranks);
+  timing_index_.resize(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const Rank& rank = scenario.ranks[r];
+    next_op_[r].assign(rank.threads.size(), 0);
+    stream_queue_[r].resize(rank.streams.size());
+    timing_index_[r].resize(rank.threads.size());
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) timing_index_[r][t].assign(rank.threads[t].program.size(), -1);
+  }
+  joined_.resize(scenario.comms.size());
+  completed_.assign(scenario.comms.size(), 0);
+  run_.rank_end_us.assign(ranks, 0.0);
+}
+
+nlohmann::ordered_json TimedStrategy::parameters() const {
+  nlohmann::ordered_json params;
+  params["cost_model"] = cost_.to_json();
+  return params;
+}
+
+const Op& TimedStrategy::op_at(const OpRef& ref) const {
+  AMAX_CHECK(ref.rank < scenario_.ranks.size() && ref.thread < scenario_.ranks[ref.rank].threads.size() &&
+                 ref.index < scenario_.ranks[ref.rank].threads[ref.thread].program.size(),
+             "timed run: a step names an op that does not exist");
+  return scenario_.ranks[ref.rank].threads[ref.thread].program[ref.index];
+}
+
+const Op* TimedStrategy::pending_op(const Action& action) const {
+  switch (action.kind) {
+    case ActionKind::issue: {
+      const auto& program = scenario_.ranks[action.rank].threads[action.lane].program;
+      const std::uint32_t next = next_op_[action.rank][action.lane];
+      return next < program.size() ? &program[next] : nullptr;
+    }
+    case ActionKind::execute:
+    case ActionKind::join: {
+      const auto& queue = stream_queue_[action.rank][action.lane];
+      return queue.empty() ? nullptr : &op_at(queue.front());
+    }
+    case ActionKind::complete: {
+      const auto& per_seq = joined_[action.lane];
+      const std::uint64_t seq = completed_[action.lane];
+      return seq < per_seq.size() && !per_seq[seq].empty() ? &op_at(per_seq[seq].front().op) : nullptr;
+    }
+  }
+  return nullptr;
+}
+
+double TimedStrategy::duration_us(const Action& action) const {
+  const Op* op = pending_op(action);
+  if (op == nullptr) return 0.0;
+  switch (action.kind) {
+    case ActionKind::issue: return cost_.issue_us(*op);
+    case ActionKind::execute: return cost_.execute_us(*op);
+    case ActionKind::join: return 0.0;
+    case ActionKind::complete: return cost_.collective_us(*op, scenario_.comms[action.lane].members.size());
+  }
+  return 0.0;
+}
+
+double TimedStrategy::lane_free_us(std::uint64_t actor) const {
+  for (const auto& [key, time] : lane_free_) {
+    if (key == actor) return time;
+  }
+  return 0.0;
+}
+
+OpTiming& TimedStrategy::timing_of(const OpRef& ref) {
+  std::int64_t& index = timing_index_[ref.rank][ref.thread][ref.index];
+  if (index < 0) {
+    const Op& op = op_at(ref);
+    index = static_cast<std::int64_t>(run_.ops.size());
+    run_.ops.push_back(OpTiming{ref, op.name, op.kind, op.origin, 0, 0, 0, 0, false});
+  }
+  return run_.ops[static_cast<std::size_t>(index)];
+}
+
+std::size_t TimedStrategy::pick(ChoiceKind, std::span<const Action> options) {
+  const bool have_last = !run_.steps.empty();
+  enabled_at_.assign(options.size(), last_end_us_);
+  std::size_t best = 0;
+  double best_start = 0;
+  double best_end = 0;
+  for (std::size_t i = 0; i < options.size(); ++i) {
+    // An action enabled before the last step, other than the one that ran, keeps its time.
+    for (std::size_t p = 0; p < previous_options_.size(); ++p) {
+      if (previous_options_[p] == options[i] && !(have_last && p == picked_)) enabled_at_[i] = previous_enabled_at_[p];
+    }
+    const double start = std::max(enabled_at_[i], lane_free_us(actor_key(options[i])));
+    const double end = start + duration_us(options[i]);
+    if (i == 0 || end < best_end) {
+      best = i;
+      best_start = start;
+      best_end = end;
+    }
+  }
+  previous_options_.assign(options.begin(), options.end());
+  previous_enabled_at_ = enabled_at_;
+  picked_ = best;
+  picked_start_us_ = best_start;
+  picked_end_us_ = best_end;
+  return best;
+}
+
+void TimedStrategy::on_step(const Step& step) {
+  const double start = picked_start_us_;
+  const double end = picked_end_us_;
+  const Action& action = step.action;
+  auto touch_rank = [&](RankId rank) { run_.rank_end_us[rank] = std::max(run_.rank_end_us[rank], end); };
+  switch (action.kind) {
+    case ActionKind::issue: {
+      const Op& op = op_at(step.op);
+      ++next_op_[action.rank][action.lane];
+      OpTiming& timing = timing_of(step.op);
+      timing.issue_start_us = start;
+      timing.issue_end_us = end;
+      if (is_device_op(op.kind)) {
+        stream_queue_[action.rank][op.stream].push_back(step.op);
+      } else {
+        timing.start_us = start;
+        timing.end_us = end;
+        timing.executed = true;
+      }
+      touch_rank(action.rank);
+      break;
+    }
+    case ActionKind::execute: {
+      auto& queue = stream_queue_[action.rank][action.lane];
+      AMAX_CHECK(!queue.empty() && queue.front() == step.op, "timed run: a stream ran an op it did not queue");
+      queue.pop_front();
+      OpTiming& timing = timing_of(step.op);
+      timing.start_us = start;
+      timing.end_us = end;
+      timing.executed = true;
+      touch_rank(action.rank);
+      break;
+    }
+    case ActionKind::join: {
+      const Op& op = op_at(step.op);
+      auto& per_seq = joined_[op.comm];
+      if (per_seq.size() <= step.seq) per_seq.resize(step.seq + 1);
+      per_seq[step.seq].push_back(Joined{action.rank, action.lane, step.op});
+      timing_of(step.op).start_us = start;
+      touch_rank(action.rank);
+      break;
+    }
+    case ActionKind::complete: {
+      const CommId comm = action.lane;
+      const std::uint64_t seq = completed_[comm]++;
+      if (seq < joined_[comm].size()) {
+        for (const Joined& member : joined_[comm][seq]) {
+          auto& queue = stream_queue_[member.rank][member.stream];
+          if (!queue.empty() && queue.front() == member.op) queue.pop_front();
+          OpTiming& timing = timing_of(member.op);
+          timing.end_us = end;
+          timing.executed = true;
+          touch_rank(member.rank);
+        }
+      }
+      break;
+    }
+  }
+  const std::uint64_t actor = actor_key(action);
+  bool found = false;
+  for (auto& [key, time] : lane_free_) {
+    if (key == actor) {
+      time = end;
+      found = true;
+    }
+  }
+  if (!found) lane_free_.emplace_back(actor, end);
+  last_end_us_ = end;
+  run_.steps.push_back(StepTiming{start, end});
+  run_.makespan_us = std::max(run_.makespan_us, end);
+}
+
+}  // namespace amaxcheck::sched

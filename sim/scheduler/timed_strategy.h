@@ -1,0 +1,90 @@
+#pragma once
+/// timed(cost model): a discrete-event run.
+///
+/// Every action gets a duration from the CostModel. An action becomes enabled at the end time
+/// of the step that enabled it; its lane (host thread, stream, or communicator: its actor) is
+/// busy until its previous step ended. Of the enabled actions, the one with the smallest end
+/// time = max(enabled_at, lane_free) + duration runs next (ties: canonical order), so steps
+/// are applied in end-time order and the run is deterministic without any randomness.
+///
+/// The result is a TimedRun: each op's issue interval and execution interval (for a
+/// collective: from its member's join to the collective's completion) and each rank's
+/// iteration time (the end of its last step). Cost metrics (exposed amax latency, queueing
+/// behind gradient buckets) are derived from these by the callers, by op name.
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "scheduler/cost_model.h"
+#include "scheduler/strategy.h"
+
+namespace amaxcheck::sched {
+
+struct OpTiming {
+  OpRef op;
+  std::string name;
+  OpKind kind = OpKind::fill;
+  std::string origin;
+  double issue_start_us = 0;
+  double issue_end_us = 0;
+  double start_us = 0;  ///< execution start (join for collectives; = issue for host ops)
+  double end_us = 0;    ///< execution end (completion for collectives)
+  bool executed = false;  ///< false when the run ended before the op ran
+};
+
+struct StepTiming {
+  double start_us = 0;
+  double end_us = 0;
+};
+
+struct TimedRun {
+  std::vector<OpTiming> ops;         ///< in issue order
+  std::vector<StepTiming> steps;     ///< one per step of the run
+  std::vector<double> rank_end_us;   ///< per rank: end of its last step (iteration time)
+  double makespan_us = 0;            ///< the largest rank_end_us
+};
+
+class TimedStrategy final : public Strategy {
+ public:
+  TimedStrategy(const Scenario& scenario, CostModel cost);
+
+  std::string name() const override { return "timed"; }
+  nlohmann::ordered_json parameters() const override;
+  std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+  void on_step(const Step& step) override;
+
+  const TimedRun& timing() const { return run_; }
+
+ private:
+  struct Joined {
+    RankId rank = 0;
+    StreamId stream = 0;
+    OpRef op;
+  };
+  const Op& op_at(const OpRef& ref) const;
+  /// The op `action` would run, for its duration.
+  const Op* pending_op(const Action& action) const;
+  double duration_us(const Action& action) const;
+  double lane_free_us(std::uint64_t actor) const;
+  OpTiming& timing_of(const OpRef& ref);
+
+  const Scenario& scenario_;
+  CostModel cost_;
+  TimedRun run_;
+  std::vector<std::vector<std::uint32_t>> next_op_;                 ///< [rank][thread]
+  std::vector<std::vector<std::deque<OpRef>>> stream_queue_;        ///< [rank][stream]
+  std::vector<std::vector<std::vector<Joined>>> joined_;            ///< [comm][seq]
+  std::vector<std::uint64_t> completed_;                            ///< [comm] collectives completed
+  std::vector<std::vector<std::vector<std::int64_t>>> timing_index_;  ///< [rank][thread][op]
+  std::vector<std::pair<std::uint64_t, double>> lane_free_;         ///< (actor, time)
+  std::vector<Action> previous_options_;
+  std::vector<double> previous_enabled_at_;
+  std::vector<double> enabled_at_;
+  std::size_t picked_ = 0;
+  double picked_start_us_ = 0;
+  double picked_end_us_ = 0;
+  double last_end_us_ = 0;
+};
+
+}  // namespace amaxcheck::sched

@@ -1,0 +1,144 @@
+// Exhaustive search on litmus scenarios whose interleavings are known in closed form.
+#include "scheduler/exhaustive_strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "scheduler/dependence.h"
+#include "scheduler/run.h"
+#include "scenarios.h"
+
+namespace amaxcheck::sched {
+namespace {
+
+using testing::independent_syncs;
+using testing::signalling_threads;
+
+std::uint64_t factorial(std::uint64_t n) { return n <= 1 ? 1 : n * factorial(n - 1); }
+
+/// (nk)! / (k!)^n
+std::uint64_t naive_count(std::uint64_t n, std::uint64_t k) {
+  std::uint64_t denominator = 1;
+  for (std::uint64_t i = 0; i < n; ++i) denominator *= factorial(k);
+  return factorial(n * k) / denominator;
+}
+
+/// The Mazurkiewicz trace of a run, as the set of ordered dependent pairs of its events
+/// (an event is the n-th step of an actor). Two runs are equivalent iff these sets are equal.
+std::string trace_class(const RunResult& run) {
+  std::map<std::uint64_t, std::uint32_t> occurrences;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> ids;
+  for (const Step& step : run.steps) {
+    const std::uint64_t actor = actor_key(step.action);
+    ids.emplace_back(actor, occurrences[actor]++);
+  }
+  std::set<std::string> edges;
+  for (std::size_t j = 0; j < run.steps.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      if (dependent(ids[i].first, run.steps[i].touches, ids[j].first, run.steps[j].touches)) {
+        edges.insert(std::to_string(ids[i].first) + "." + std::to_string(ids[i].second) + "<" +
+                     std::to_string(ids[j].first) + "." + std::to_string(ids[j].second));
+      }
+    }
+  }
+  std::string out;
+  for (const auto& e : edges) out += e + ";";
+  return out;
+}
+
+struct Exploration {
+  ExhaustiveStats stats;
+  std::set<std::string> classes;  ///< classes of the runs that reached their end
+  std::uint64_t complete_runs = 0;
+};
+
+Exploration explore_all(const Scenario& scenario, ExhaustiveOptions options) {
+  ExhaustiveSearch search(options);
+  Exploration out;
+  while (search.begin_run()) {
+    RunResult run = run_once(scenario, search);
+    if (run.outcome != RunOutcome::stopped) {
+      ++out.complete_runs;
+      out.classes.insert(trace_class(run));
+    }
+    search.end_run();
+  }
+  out.stats = search.stats();
+  return out;
+}
+
+ExhaustiveOptions naive() { return ExhaustiveOptions{false, std::nullopt, std::nullopt}; }
+
+TEST(Exhaustive, without_reduction_visits_exactly_the_naive_interleaving_count) {
+  for (auto [n, k] : {std::pair{2u, 1u}, {2u, 2u}, {2u, 3u}, {3u, 1u}, {3u, 2u}}) {
+    const Exploration e = explore_all(independent_syncs(n, k), naive());
+    EXPECT_EQ(e.stats.explored, naive_count(n, k)) << n << " ranks x " << k << " syncs";
+    EXPECT_EQ(e.stats.sleep_blocked, 0u);
+    EXPECT_TRUE(e.stats.complete);
+  }
+}
+
+TEST(Exhaustive, with_reduction_explores_one_schedule_when_ranks_share_nothing) {
+  for (auto [n, k] : {std::pair{2u, 2u}, {3u, 2u}, {4u, 2u}}) {
+    const Exploration e = explore_all(independent_syncs(n, k), ExhaustiveOptions{});
+    EXPECT_EQ(e.stats.explored, 1u) << n << " ranks x " << k << " syncs: one equivalence class";
+    EXPECT_LE(e.stats.explored + e.stats.sleep_blocked, 1u + e.stats.sleep_blocked);
+    EXPECT_TRUE(e.stats.complete);
+  }
+}
+
+TEST(Exhaustive, with_reduction_explores_each_equivalence_class_exactly_once) {
+  // 3 threads, 2 of which signal one shared flag: 3!/(1!)^3 = 6 interleavings, 2 classes.
+  const Scenario s = signalling_threads(3, 2, 1);
+  const Exploration all = explore_all(s, naive());
+  ASSERT_EQ(all.stats.explored, 6u);
+  ASSERT_EQ(all.classes.size(), 2u);
+  const Exploration reduced = explore_all(s, ExhaustiveOptions{});
+  EXPECT_EQ(reduced.stats.explored, all.classes.size());
+  EXPECT_EQ(reduced.classes, all.classes) << "every class is covered";
+  EXPECT_TRUE(reduced.stats.complete);
+}
+
+TEST(Exhaustive, with_reduction_covers_every_class_of_a_scenario_with_collectives) {
+  const Scenario s = testing::racy_collective(2);
+  const Exploration all = explore_all(s, naive());
+  const Exploration reduced = explore_all(s, ExhaustiveOptions{});
+  EXPECT_EQ(reduced.classes, all.classes);
+  EXPECT_EQ(reduced.stats.explored, all.classes.size()) << "no class is explored twice";
+  EXPECT_LE(reduced.stats.explored + reduced.stats.sleep_blocked, all.classes.size() + reduced.stats.sleep_blocked);
+  EXPECT_LT(reduced.stats.explored, all.stats.explored);
+  RecordProperty("naive", std::to_string(all.stats.explored));
+  RecordProperty("classes", std::to_string(all.classes.size()));
+}
+
+TEST(Exhaustive, conflicting_threads_are_not_reduced) {
+  // 2 threads x 3 signals on one flag: every step conflicts, C(6,3) = 20 classes.
+  const Exploration reduced = explore_all(signalling_threads(2, 2, 3), ExhaustiveOptions{});
+  EXPECT_EQ(reduced.stats.explored, 20u);
+  EXPECT_EQ(reduced.classes.size(), 20u);
+}
+
+TEST(Exhaustive, a_cap_stops_the_search_and_reports_it_incomplete) {
+  ExhaustiveOptions options = naive();
+  options.max_schedules = 5;
+  const Exploration e = explore_all(independent_syncs(2, 3), options);
+  EXPECT_EQ(e.stats.explored, 5u);
+  EXPECT_TRUE(e.stats.capped);
+  EXPECT_FALSE(e.stats.complete);
+}
+
+TEST(Exhaustive, a_preemption_bound_of_zero_runs_each_thread_to_completion) {
+  ExhaustiveOptions options = naive();
+  options.preemption_bound = 0;
+  // Host-blocking syncs on idle streams never block, so with no preemptions each rank's thread
+  // runs to its end once started: one schedule per order of the ranks.
+  const Exploration e = explore_all(independent_syncs(3, 2), options);
+  EXPECT_EQ(e.stats.explored, 6u);
+  EXPECT_GT(e.stats.bound_skipped, 0u);
+  EXPECT_FALSE(e.stats.complete);
+}
+
+}  // namespace
+}  // namespace amaxcheck::sched

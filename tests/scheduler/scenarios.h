@@ -1,0 +1,128 @@
+#pragma once
+// Tiny hand-written scenarios for the scheduler tests: litmus programs whose interleavings
+// are known in closed form, and the two seed hazards planted in the smallest setting.
+#include <string>
+
+#include "model/builder.h"
+
+namespace amaxcheck::sched::testing {
+
+/// n ranks, each with one thread of k host-blocking stream_synchronize ops on an idle stream.
+/// Only the issues interleave: (nk)! / (k!)^n schedules, all in one equivalence class (the
+/// ranks share nothing).
+inline Scenario independent_syncs(std::uint32_t ranks, std::uint32_t syncs) {
+  ScenarioBuilder b("independent_syncs");
+  for (std::uint32_t i = 0; i < ranks; ++i) {
+    const RankId r = b.rank();
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "compute");
+    for (std::uint32_t k = 0; k < syncs; ++k) b.op(r, t, ScenarioBuilder::host(OpKind::stream_synchronize, s));
+  }
+  return b.build();
+}
+
+/// One rank with `threads` host threads; thread i signals flag (i < shared ? 0 : i) `signals`
+/// times. The threads that share flag 0 conflict on every signal, the others commute.
+inline Scenario signalling_threads(std::uint32_t threads, std::uint32_t shared, std::uint32_t signals) {
+  ScenarioBuilder b("signalling_threads");
+  const RankId r = b.rank();
+  for (std::uint32_t i = 0; i < threads; ++i) b.flag(r, "flag" + std::to_string(i));
+  for (std::uint32_t i = 0; i < threads; ++i) {
+    const ThreadId t = b.thread(r, "t" + std::to_string(i));
+    for (std::uint32_t k = 0; k < signals; ++k) b.op(r, t, ScenarioBuilder::host(OpKind::host_signal, i < shared ? 0 : i));
+  }
+  return b.build();
+}
+
+/// Seed hazard 1 in miniature: every rank fills its amax into the global buffer, all-reduces it
+/// asynchronously on a side stream, and copies it back on the compute stream. With
+/// `wait_after_copy` the handle's wait comes after the copy-back: a data race.
+inline Scenario wait_after_copy(std::uint32_t ranks, bool wait_after_copy = true) {
+  ScenarioBuilder b(wait_after_copy ? "wait_after_copy" : "wait_before_copy");
+  std::vector<RankId> members;
+  for (std::uint32_t i = 0; i < ranks; ++i) members.push_back(b.rank());
+  const CommId comm = b.comm("amax", members);
+  for (RankId r : members) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId compute = b.stream(r, "compute"), side = b.stream(r, "amax");
+    const EventId filled = b.event(r, "filled"), reduced = b.event(r, "reduced");
+    const BufferId global = b.buffer(r, "amax_global", 1);
+    const BufferId history = b.buffer(r, "amax_history", 1);
+    b.op(r, t, ScenarioBuilder::fill(compute, {global, 0, 1}, {1.0f + static_cast<float>(r)}, "local_amax"));
+    b.op(r, t, ScenarioBuilder::record(compute, filled, "record_filled"));
+    b.op(r, t, ScenarioBuilder::wait(side, filled, "side_waits_fill"));
+    b.op(r, t, ScenarioBuilder::all_reduce(side, comm, {global, 0, 1}, {global, 0, 1}, "amax_allreduce"));
+    b.op(r, t, ScenarioBuilder::record(side, reduced, "work_handle"));
+    Op wait = ScenarioBuilder::wait(compute, reduced, "handle_wait", OpKind::work_wait);
+    Op copy = ScenarioBuilder::copy(compute, {global, 0, 1}, {history, 0, 1}, "copy_back");
+    if (wait_after_copy) {
+      b.op(r, t, copy);
+      b.op(r, t, wait);
+    } else {
+      b.op(r, t, wait);
+      b.op(r, t, copy);
+    }
+  }
+  return b.build();
+}
+
+/// Seed hazard 2 in miniature: each rank issues the amax all-reduce from its main thread and a
+/// gradient all-reduce from a second thread, both on the shared DP communicator. The order of
+/// the two collectives on the communicator is decided by the schedule, per rank.
+inline Scenario shared_comm_two_threads(std::uint32_t ranks) {
+  ScenarioBuilder b("shared_comm_two_threads");
+  std::vector<RankId> members;
+  for (std::uint32_t i = 0; i < ranks; ++i) members.push_back(b.rank());
+  const CommId dp = b.comm("dp", members);
+  for (RankId r : members) {
+    const ThreadId main = b.thread(r, "main");
+    const ThreadId grad_thread = b.thread(r, "autograd");
+    const StreamId amax_stream = b.stream(r, "amax"), grad_stream = b.stream(r, "grad");
+    const BufferId amax = b.buffer(r, "amax", 1, {1.0f + static_cast<float>(r)});
+    const BufferId grad = b.buffer(r, "grad", 8);
+    b.op(r, main, ScenarioBuilder::all_reduce(amax_stream, dp, {amax, 0, 1}, {amax, 0, 1}, "amax_allreduce"));
+    b.op(r, grad_thread,
+         ScenarioBuilder::all_reduce(grad_stream, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_allreduce", ReduceOp::sum));
+  }
+  return b.build();
+}
+
+/// The smallest racy collective: each rank fills a buffer, all-reduces it in place on one
+/// stream and copies it on another stream that never waits (a data race on every rank).
+inline Scenario racy_collective(std::uint32_t ranks) {
+  ScenarioBuilder b("racy_collective");
+  std::vector<RankId> members;
+  for (std::uint32_t i = 0; i < ranks; ++i) members.push_back(b.rank());
+  const CommId comm = b.comm("amax", members);
+  for (RankId r : members) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId compute = b.stream(r, "compute"), side = b.stream(r, "side");
+    const BufferId global = b.buffer(r, "amax_global", 1, {1.0f + static_cast<float>(r)});
+    const BufferId history = b.buffer(r, "amax_history", 1);
+    b.op(r, t, ScenarioBuilder::all_reduce(side, comm, {global, 0, 1}, {global, 0, 1}, "amax_allreduce"));
+    b.op(r, t, ScenarioBuilder::copy(compute, {global, 0, 1}, {history, 0, 1}, "copy_back"));
+  }
+  return b.build();
+}
+
+/// A planted collective order swap: rank 1 issues the amax and gradient all-reduces on the
+/// shared communicator in the opposite order of rank 0.
+inline Scenario collective_order_swap() {
+  ScenarioBuilder b("collective_order_swap");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId amax = b.buffer(r, "amax", 1, {1.0f + static_cast<float>(r)});
+    const BufferId grad = b.buffer(r, "grad", 8);
+    Op small = ScenarioBuilder::all_reduce(s, dp, {amax, 0, 1}, {amax, 0, 1}, "amax_allreduce");
+    Op large = ScenarioBuilder::all_reduce(s, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_allreduce", ReduceOp::sum);
+    if (r == r1) std::swap(small, large);
+    b.op(r, t, small);
+    b.op(r, t, large);
+  }
+  return b.build();
+}
+
+}  // namespace amaxcheck::sched::testing
