@@ -1,17 +1,16 @@
 """Shared fixtures: the harness on sys.path, a fake program, and a way to run the CLI."""
 
 import json
-import os
 import pathlib
 import stat
-import subprocess
 import sys
 
 import pytest
 
-HARNESS = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(HARNESS))
-CLI = HARNESS / "cli.py"
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from harness_testing import run_cli  # noqa: E402  (needs the path above)
 
 
 @pytest.fixture
@@ -36,13 +35,6 @@ class FakeProgram:
         if not self.log.exists():
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines()]
-
-
-def run_cli(*args, cwd=None, env=None, timeout=120):
-    """Runs `python3 harness/cli.py ARGS` as the launcher does; returns CompletedProcess."""
-    return subprocess.run([sys.executable, str(CLI), *map(str, args)], cwd=cwd,
-                          env={**os.environ, **(env or {})}, capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture

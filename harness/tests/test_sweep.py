@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from conftest import CLI
+from harness_testing import CLI
 
 GRID = {"name": "t", "title": "Test sweep", "x": "dp", "design": ["comm", "wait"],
         "axes": {"protocol": ["te-async"], "comm": ["shared", "separate"],

@@ -72,7 +72,7 @@ def _summary_lines(grid, rows) -> list[str]:
         if grid.x:
             group = sorted(group, key=lambda r: grid.axes[grid.x].index(r.point[grid.x]))
         safety = re.sub(r"\*\*", "", report.safety_summary(grid, group))
-        latency = report._span(group, "exposed_amax_latency_us", report._num)
+        latency = report.span(group, "exposed_amax_latency_us", report.num)
         lines.append(f"  {design}: {safety}; exposed amax latency {latency} µs")
     return lines
 

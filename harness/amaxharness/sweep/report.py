@@ -37,7 +37,7 @@ def human_bytes(n: float | None) -> str:
     return f"{n}"
 
 
-def _num(v: float | None) -> str:
+def num(v: float | None) -> str:
     return "–" if v is None else f"{v:.1f}"
 
 
@@ -98,7 +98,7 @@ def safety_summary(grid: Grid, rows: list[Row]) -> str:
     return "; ".join(parts) or "not checked"
 
 
-def _span(rows: list[Row], attr: str, fmt) -> str:
+def span(rows: list[Row], attr: str, fmt) -> str:
     values = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
     if not values:
         return "–"
@@ -128,10 +128,10 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
     for design, group in _by_design(rows).items():
         group = sorted(group, key=lambda r: grid.axes[x].index(r.point[x])) if x else group
         body.append([design, safety_summary(grid, group),
-                     _span(group, "exposed_amax_latency_us", _num),
-                     _span(group, "amax_queued_us", _num),
-                     _span(group, "iteration_time_us", _num),
-                     _span(group, "extra_comm_memory_bytes", human_bytes)])
+                     span(group, "exposed_amax_latency_us", num),
+                     span(group, "amax_queued_us", num),
+                     span(group, "iteration_time_us", num),
+                     span(group, "extra_comm_memory_bytes", human_bytes)])
     out += [_md_table(["design", "safety", f"exposed amax latency (µs){span_note}",
                        "amax queued behind gradients (µs)", "iteration time (µs)",
                        "extra communicator memory"], body), ""]
@@ -146,7 +146,7 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
             r.verdict, ", ".join(KIND_SHORT.get(k, k) for k in r.hazard_kinds) or "–",
             "–" if r.runs is None else str(r.runs),
             "–" if r.complete is None else ("yes" if r.complete else "no"),
-            _num(r.iteration_time_us), _num(r.exposed_amax_latency_us), _num(r.amax_queued_us),
+            num(r.iteration_time_us), num(r.exposed_amax_latency_us), num(r.amax_queued_us),
             human_bytes(r.extra_comm_memory_bytes)])
     out += [_md_table(keys + ["verdict", "hazards", "runs", "complete", "iteration (µs)",
                               "exposed amax (µs)", "queued (µs)", "extra comm memory"], body), ""]
