@@ -144,7 +144,8 @@ def test_the_converted_scenario_has_a_communicator_per_group_and_every_collectiv
     programs = [r["threads"][0]["program"] for r in scenario["ranks"]]
     assert [len(p) for p in programs] == [9, 8]
     amax = programs[0][0]
-    assert amax["kind"] == "all_reduce" and amax["comm"] == 1 and amax["stream"] == 1
+    assert amax["kind"] == "all_reduce" and amax["comm"] == "pg 1" and amax["stream"] == "pg 1"
+    assert [c["name"] for c in scenario["comms"]] == ["pg 0", "pg 1"]
     assert "reduce_amax at transformer_engine/pytorch/fp8.py:120" in amax["origin"]
     # sizes are renumbered but keep their order: 8 < 524288 < 1048576
     counts = [op["reads"][0]["count"] for op in programs[0][:3]]

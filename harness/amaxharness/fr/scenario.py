@@ -49,7 +49,7 @@ def _size_map(records) -> dict:
 
 
 def _origin(r: Record) -> str:
-    text = (f"rank {r.rank} record {r.record_id}: {r.pg_name} #{r.collective_seq_id} "
+    text = (f"rank {r.rank} record {r.record_id}: group {r.pg_name} #{r.collective_seq_id} "
             f"{r.describe()}")
     if r.frames:  # the first frame outside torch itself: the user's call site
         user = [f for f in r.frames if not re.search(r"(^|/)torch/", f.filename)]
@@ -93,7 +93,6 @@ def build(dumps: list[Dump], alignment: Alignment, kernels: str, source: str) ->
     for d in dumps:
         ops, offset = [], 0
         for r in kept[d.rank]:
-            g = groups.index(r.pg_name)
             m = max(len(members[r.pg_name]), 1)
             kind = sim_kind(r)
             c_in, c_out = size_of[r.numel()], size_of[r.numel(r.output_sizes)]
@@ -103,22 +102,25 @@ def build(dumps: list[Dump], alignment: Alignment, kernels: str, source: str) ->
                 reads, writes = c_out * m, c_out
             else:
                 reads = writes = c_in
-            read_range = {"buffer": 0, "offset": offset, "count": reads}
+            read_range = {"buffer": "collectives", "offset": offset, "count": reads}
             in_place = kind in ("all_reduce", "broadcast")
             write_range = read_range if in_place else \
-                {"buffer": 0, "offset": offset + reads, "count": writes}
+                {"buffer": "collectives", "offset": offset + reads, "count": writes}
             offset += reads + (0 if in_place else writes)
-            op = {"kind": kind, "name": f"{r.pg_name}#{r.collective_seq_id} {r.op}",
-                  "origin": _origin(r), "stream": g, "comm": g, "dtype": sim_dtype(r),
+            op = {"kind": kind, "name": f"pg {r.pg_name} #{r.collective_seq_id} {r.op}",
+                  "origin": _origin(r), "stream": f"pg {r.pg_name}", "comm": f"pg {r.pg_name}",
                   "reads": [read_range], "writes": [write_range]}
-            if kind == "all_reduce":
+            if kind in ("all_reduce", "reduce_scatter"):
                 op["reduce"] = "sum"
+            if sim_dtype(r) != "f32":
+                op["dtype"] = sim_dtype(r)
             ops.append(op)
         ranks.append({
             "name": f"rank {d.rank}", "device": index_of_rank[d.rank],
             "threads": [{"name": "main", "program": ops}],
-            "streams": [{"name": f"pg {g}"} for g in groups],
+            "streams": [f"pg {g}" for g in groups],
             "events": [],
+            "flags": [],
             "buffers": [{"name": "collectives", "size": max(offset, 1)}],
         })
     return {"name": "flight-recorder import", "kernels": kernels, "source": source,
