@@ -103,6 +103,9 @@ Session::Session(const Scenario& scenario, const GpuRunOptions& options) : scena
 }
 
 Session::~Session() {
+  // A replay that stopped early (a diverged schedule, an exception) leaves gated kernels
+  // spinning; open them all so nothing below waits on a gate's own timeout.
+  if (gates_) gates_->release_all();
   if (!aborted_) {
     try {
       comms_.destroy(*watchdog_);
