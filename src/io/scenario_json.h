@@ -16,10 +16,19 @@ namespace amaxcheck {
 /// The full, explicit form of a scenario (always written out in full, never as a protocol).
 nlohmann::json scenario_to_json(const Scenario& scenario);
 
-/// Parses either form. `where` names the source (a file path) for error messages.
+/// Parses either form. `where` names the source (a file path) for error messages; it also
+/// becomes the explicit form's name and source when the document has none. The protocol form
+/// is built with build_protocol (its source is the equivalent command line). The explicit
+/// form is validated by validate_scenario (scenario_validate.h).
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& where);
 
-/// Reads and parses a scenario file; JSON syntax errors name the line.
+/// Reads and parses a scenario file; JSON syntax errors name the line and column.
 Scenario load_scenario_file(const std::string& path);
+
+/// scenario_to_json as text: indented, with short values (an op, a range) on one line.
+std::string scenario_to_text(const Scenario& scenario);
+
+/// Writes scenario_to_text(scenario) atomically (a temporary file, then a rename).
+void save_scenario_file(const Scenario& scenario, const std::string& path);
 
 }  // namespace amaxcheck

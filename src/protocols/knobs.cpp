@@ -88,7 +88,7 @@ std::vector<KnobEntry> make_table() {
                               "reduction handle, relative to the copy-back from the global buffer"));
   table.push_back(choice_knob("amax-order", &ProtocolKnobs::amax_order, {"same", "rank-dependent"},
                               "delayed scaling: where the backward amax reduction is launched relative "
-                              "to the last gradient bucket (rank-dependent: even ranks before, odd after)"));
+                              "to the last gradient bucket (rank-dependent: even members of each DP group before, odd ones after)"));
   table.push_back(uint_knob("dp", &ProtocolKnobs::dp, 1, 1024, "data-parallel size"));
   table.push_back(uint_knob("tp", &ProtocolKnobs::tp, 1, 1024, "tensor-parallel size"));
   table.push_back(uint_knob("pp", &ProtocolKnobs::pp, 1, 1024, "pipeline-parallel size (stages are independent)"));
@@ -148,9 +148,9 @@ std::vector<KnobEntry> make_table() {
   }
   table.push_back(rule_knob("skip", &ProtocolKnobs::skips, &knobs::parse_skip, "RANK:MODULE[:ITER]",
                             "the module does not run on that rank (an MoE expert with no tokens): no "
-                            "forward, backward or amax registration; repeatable"));
+                            "forward, backward or amax registration"));
   table.push_back(rule_knob("eval", &ProtocolKnobs::evals, &knobs::parse_eval, "MODULE[:ITER]",
-                            "the module runs in evaluation mode: forward only, no amax registration; repeatable"));
+                            "the module runs in evaluation mode: forward only, no amax registration"));
   {
     KnobEntry recompute;
     recompute.doc = {"recompute", "", "switch",
@@ -171,7 +171,7 @@ std::vector<KnobEntry> make_table() {
   }
   table.push_back(rule_knob("input", &ProtocolKnobs::inputs, &knobs::parse_input,
                             "RANK:ITER:MODULE:fwd|bwd[:TENSOR]=V[,V...]",
-                            "hand-set tensor values (inf, nan allowed); one value fills the tensor; repeatable"));
+                            "hand-set tensor values (inf, nan allowed); one value fills the tensor"));
   table.push_back(uint_knob("elems", &ProtocolKnobs::elems, 1, 4096, "elements per quantized tensor"));
   table.push_back(uint_knob("fwd-tensors", &ProtocolKnobs::fwd_tensors, 1, 64, "quantized tensors per module in forward"));
   table.push_back(uint_knob("bwd-tensors", &ProtocolKnobs::bwd_tensors, 1, 64, "quantized tensors per module in backward"));

@@ -1,0 +1,335 @@
+// JSON -> Scenario: the protocol form (a protocol and its knobs) or the full explicit form.
+// Fields are read with their paths (JsonField) and the result is checked structurally
+// (validate_scenario), so every error names the field and what was expected.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "io/json_field.h"
+#include "io/scenario_json.h"
+#include "io/scenario_validate.h"
+#include "protocols/protocol.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+using nlohmann::json;
+
+/// Resolves a reference to a named item: a name from `names`, or an index (checked later by
+/// validate_scenario, which knows what the index must fit).
+std::uint32_t resolve(const JsonField& field, const std::vector<std::string>& names, const char* what) {
+  if (field.json().is_string()) {
+    const std::string name = field.as_string();
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) return static_cast<std::uint32_t>(i);
+    }
+    std::string known;
+    for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+    field.fail(fmt::format("no {} named \"{}\"; expected one of: {}", what, name, known.empty() ? "(none)" : known));
+  }
+  if (!field.json().is_number_integer()) field.fail(fmt::format("expected a {} name or index", what));
+  return field.as_uint();
+}
+
+template <typename Named>
+std::vector<std::string> names_of(const std::vector<Named>& items) {
+  std::vector<std::string> names;
+  for (const auto& item : items) names.push_back(item.name);
+  return names;
+}
+
+std::vector<std::string> strings(const JsonField& field) {
+  std::vector<std::string> values;
+  for (const JsonField& item : field.items()) values.push_back(item.as_string());
+  return values;
+}
+
+/// A range: {"buffer": name|index, "offset": N (default 0), "count": N (default: to the end)}.
+/// A check's replica also carries its "rank".
+Range read_range(const JsonField& field, const Rank& rank, bool replica = false) {
+  if (replica) {
+    field.allow_only({"rank", "buffer", "offset", "count"});
+  } else {
+    field.allow_only({"buffer", "offset", "count"});
+  }
+  Range range;
+  range.buffer = resolve(field.at("buffer"), names_of(rank.buffers), "buffer");
+  if (auto offset = field.find("offset")) range.offset = offset->as_uint();
+  if (auto count = field.find("count")) {
+    range.count = count->as_uint();
+  } else if (range.buffer < rank.buffers.size() && range.offset <= rank.buffers[range.buffer].size) {
+    range.count = rank.buffers[range.buffer].size - range.offset;  // the rest of the buffer
+  }
+  return range;
+}
+
+OpKind read_kind(const JsonField& field) {
+  const std::string text = field.as_string();
+  std::string all;
+  for (int k = 0; k <= static_cast<int>(OpKind::host_wait); ++k) {
+    const auto kind = static_cast<OpKind>(k);
+    if (text == to_string(kind)) return kind;
+    all += (all.empty() ? "" : ", ") + std::string(to_string(kind));
+  }
+  field.fail(fmt::format("unknown op kind \"{}\"; expected one of: {}", text, all));
+}
+
+bool uses_event(OpKind k) {
+  return k == OpKind::event_record || k == OpKind::stream_wait_event || k == OpKind::work_wait ||
+         k == OpKind::event_synchronize;
+}
+
+Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::string>& comms) {
+  field.allow_only({"kind", "name", "origin", "stream", "event", "comm", "reduce", "dtype", "root", "format", "scale",
+                    "reads", "writes", "values", "flag", "count", "cost_us", "comment"});
+  Op op;
+  op.kind = read_kind(field.at("kind"));
+  if (auto f = field.find("name")) op.name = f->as_string();
+  if (auto f = field.find("origin")) op.origin = f->as_string();
+  // Fields the kind needs are required; the rest are optional (and kept, for a lossless round trip).
+  const auto field_for = [&](const char* key, bool required) -> std::optional<JsonField> {
+    return required ? std::optional<JsonField>(field.at(key)) : field.find(key);
+  };
+  const bool collective = is_collective(op.kind);
+  if (auto f = field_for("stream", is_device_op(op.kind) || op.kind == OpKind::stream_synchronize)) {
+    op.stream = resolve(*f, names_of(rank.streams), "stream");
+  }
+  if (auto f = field_for("event", uses_event(op.kind))) op.event = resolve(*f, names_of(rank.events), "event");
+  if (auto f = field_for("comm", collective)) op.comm = resolve(*f, comms, "communicator");
+  const bool reduces = op.kind == OpKind::all_reduce || op.kind == OpKind::reduce_scatter;
+  if (auto f = field_for("reduce", reduces)) op.reduce = static_cast<ReduceOp>(f->as_choice({"max", "sum"}));
+  if (auto f = field.find("dtype")) op.dtype = static_cast<Dtype>(f->as_choice({"f32", "bf16"}));
+  if (auto f = field_for("root", op.kind == OpKind::broadcast)) op.root = f->as_uint();
+  if (auto f = field_for("format", op.kind == OpKind::fp8_cast)) {
+    op.format = static_cast<Fp8Format>(f->as_choice({"e4m3", "e5m2"}));
+  }
+  if (auto f = field_for("scale", op.kind == OpKind::scale_update)) {
+    f->allow_only({"tensors", "history_len", "algo", "margin", "format"});
+    op.scale.tensors = f->at("tensors").as_uint();
+    op.scale.history_len = f->at("history_len").as_uint();
+    if (auto a = f->find("algo")) op.scale.algo = static_cast<HistoryAlgo>(a->as_choice({"max", "most_recent"}));
+    if (auto m = f->find("margin")) op.scale.margin = m->as_int(-64, 64);
+    op.scale.format = static_cast<Fp8Format>(f->at("format").as_choice({"e4m3", "e5m2"}));
+  }
+  const bool has_ranges = is_device_op(op.kind) && op.kind != OpKind::event_record &&
+                          op.kind != OpKind::stream_wait_event && op.kind != OpKind::work_wait;
+  if (auto f = field_for("reads", has_ranges && op.kind != OpKind::fill)) {
+    for (const JsonField& r : f->items()) op.reads.push_back(read_range(r, rank));
+  }
+  if (auto f = field_for("writes", has_ranges)) {
+    for (const JsonField& r : f->items()) op.writes.push_back(read_range(r, rank));
+  }
+  if (auto f = field_for("values", op.kind == OpKind::fill)) op.values = f->as_floats();
+  if (auto f = field_for("flag", op.kind == OpKind::host_signal || op.kind == OpKind::host_wait)) {
+    op.flag = resolve(*f, rank.flags, "flag");
+  }
+  if (auto f = field_for("count", op.kind == OpKind::host_wait)) op.count = f->as_uint();
+  if (auto f = field.find("cost_us")) {
+    op.cost_us = f->as_double();
+    if (!(op.cost_us >= 0) || op.cost_us > 1e12) f->fail("expected a non-negative cost in microseconds");
+  }
+  return op;
+}
+
+/// Names are how ops refer to streams, events, buffers and flags: they must be unique.
+void unique_names(const JsonField& list, const std::vector<std::string>& names, const char* what) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (names[i] == names[j]) {
+        list.items()[i].fail(fmt::format("duplicate {} name \"{}\" (also at index {}); names must be unique", what,
+                                         names[i], j));
+      }
+    }
+  }
+}
+
+Rank read_rank(const JsonField& field, const std::vector<std::string>& comms) {
+  field.allow_only({"name", "device", "threads", "streams", "events", "buffers", "flags", "comment"});
+  Rank rank;
+  if (auto f = field.find("name")) rank.name = f->as_string();
+  if (auto f = field.find("device")) rank.device = f->as_uint();
+  if (auto f = field.find("streams")) {
+    for (std::string& name : strings(*f)) rank.streams.push_back(Stream{std::move(name)});
+    unique_names(*f, names_of(rank.streams), "stream");
+  }
+  if (auto f = field.find("events")) {
+    for (std::string& name : strings(*f)) rank.events.push_back(Event{std::move(name)});
+    unique_names(*f, names_of(rank.events), "event");
+  }
+  if (auto f = field.find("flags")) {
+    rank.flags = strings(*f);
+    unique_names(*f, rank.flags, "flag");
+  }
+  if (auto f = field.find("buffers")) {
+    for (const JsonField& b : f->items()) {
+      b.allow_only({"name", "size", "host", "init", "comment"});
+      Buffer buffer;
+      buffer.name = b.at("name").as_string();
+      buffer.size = b.at("size").as_uint();
+      if (auto h = b.find("host")) buffer.host = h->as_bool();
+      if (auto i = b.find("init")) buffer.init = i->as_floats();
+      rank.buffers.push_back(std::move(buffer));
+    }
+    unique_names(*f, names_of(rank.buffers), "buffer");
+  }
+  for (const JsonField& t : field.at("threads").items()) {
+    t.allow_only({"name", "program", "comment"});
+    Thread thread;
+    if (auto n = t.find("name")) thread.name = n->as_string();
+    for (const JsonField& op : t.at("program").items()) thread.program.push_back(read_op(op, rank, comms));
+    rank.threads.push_back(std::move(thread));
+  }
+  return rank;
+}
+
+Scenario read_explicit(const JsonField& doc, const std::string& where) {
+  doc.allow_only({"name", "source", "kernels", "comms", "ranks", "checks", "comment"});
+  Scenario s;
+  s.name = doc.find("name") ? doc.at("name").as_string() : where;
+  s.source = doc.find("source") ? doc.at("source").as_string() : where;
+  if (auto f = doc.find("kernels")) {
+    s.kernels = f->as_choice({"serialized", "concurrent"}) == 0 ? KernelConcurrency::serialized
+                                                                  : KernelConcurrency::concurrent;
+  }
+  if (auto f = doc.find("comms")) {
+    for (const JsonField& c : f->items()) {
+      c.allow_only({"name", "members", "comment"});
+      Communicator comm;
+      if (auto n = c.find("name")) comm.name = n->as_string();
+      for (const JsonField& m : c.at("members").items()) comm.members.push_back(m.as_uint());
+      s.comms.push_back(std::move(comm));
+    }
+  }
+  const auto comm_names = names_of(s.comms);
+  for (const JsonField& r : doc.at("ranks").items()) s.ranks.push_back(read_rank(r, comm_names));
+  if (auto f = doc.find("checks")) {
+    for (const JsonField& c : f->items()) {
+      c.allow_only({"tensor", "replicas", "expected", "comment"});
+      ReplicaCheck check;
+      check.tensor = c.at("tensor").as_string();
+      for (const JsonField& r : c.at("replicas").items()) {
+        ReplicaCheck::Replica replica;
+        const JsonField rank = r.at("rank");
+        replica.rank = rank.as_uint();
+        if (replica.rank >= s.ranks.size()) {
+          rank.fail(fmt::format("rank {} out of range (the scenario has {} ranks)", replica.rank, s.ranks.size()));
+        }
+        replica.range = read_range(r, s.ranks[replica.rank], true);
+        check.replicas.push_back(replica);
+      }
+      if (auto e = c.find("expected")) check.expected = e->as_floats();
+      s.checks.push_back(std::move(check));
+    }
+  }
+  validate_scenario(s, where);
+  return s;
+}
+
+/// A knob value from JSON as the text the command line would carry.
+std::vector<std::string> knob_texts(const JsonField& value, const KnobDoc& doc) {
+  const json& v = value.json();
+  if (v.is_string()) return {v.get<std::string>()};
+  if (v.is_boolean()) return {v.get<bool>() ? "on" : "off"};
+  if (v.is_number_integer()) return {v.dump()};
+  if (v.is_number_float()) return {fmt::format("{}", v.get<double>())};
+  if (v.is_array() && doc.repeatable) {
+    std::vector<std::string> texts;
+    for (const JsonField& item : value.items()) {
+      if (!item.json().is_string() && !item.json().is_number()) item.fail("expected a string");
+      texts.push_back(item.json().is_string() ? item.json().get<std::string>() : item.json().dump());
+    }
+    return texts;
+  }
+  if (v.is_array() && doc.name == "group") {  // [[0,1],[2,3]] -> "0,1/2,3"
+    std::string text;
+    for (const JsonField& list : value.items()) {
+      text += text.empty() ? "" : "/";
+      std::string ranks;
+      for (const JsonField& r : list.items()) ranks += (ranks.empty() ? "" : ",") + std::to_string(r.as_uint());
+      text += ranks;
+    }
+    return {text};
+  }
+  value.fail(doc.repeatable ? "expected a string or an array of strings" : "expected a string, number or boolean");
+}
+
+Scenario read_protocol(const JsonField& doc, const std::string& where) {
+  doc.allow_only({"protocol", "knobs", "name", "comment"});
+  const JsonField name = doc.at("protocol");
+  ProtocolKnobs knobs;
+  const auto protocol = parse_protocol(name.as_string());
+  if (!protocol) {
+    std::string all;
+    for (const ProtocolDoc& p : protocol_docs()) all += (all.empty() ? "" : ", ") + p.name;
+    name.fail(fmt::format("unknown protocol \"{}\"; expected one of: {}", name.as_string(), all));
+  }
+  knobs.protocol = *protocol;
+  if (auto f = doc.find("knobs")) {
+    f->expect_object();
+    const std::vector<KnobDoc> docs = knob_docs();
+    for (auto it = f->json().begin(); it != f->json().end(); ++it) {
+      const JsonField value = *f->find(it.key().c_str());
+      const KnobDoc* doc_of = nullptr;
+      for (const KnobDoc& d : docs) doc_of = d.name == it.key() ? &d : doc_of;
+      if (doc_of == nullptr) {
+        std::string all;
+        for (const KnobDoc& d : docs) all += (all.empty() ? "" : ", ") + d.name;
+        value.fail(fmt::format("unknown knob; expected one of: {}", all));
+      }
+      for (const std::string& text : knob_texts(value, *doc_of)) {
+        if (auto error = try_set_knob(knobs, it.key(), text)) value.fail(*error);
+      }
+    }
+  }
+  Scenario scenario;
+  try {
+    scenario = build_protocol(knobs);
+  } catch (const InputError& e) {
+    // validate_knobs names knobs as options ("--skip: ..."); in a file they are fields.
+    std::string what = e.what();
+    if (what.rfind("--", 0) == 0) what = "knobs." + what.substr(2);
+    throw InputError(fmt::format("{}: {}", where, what));
+  }
+  if (auto n = doc.find("name")) scenario.name = n->as_string();
+  return scenario;
+}
+
+}  // namespace
+
+Scenario scenario_from_json(const json& doc, const std::string& where) {
+  const JsonField root(doc, "", where);
+  root.expect_object();
+  return doc.contains("protocol") ? read_protocol(root, where) : read_explicit(root, where);
+}
+
+Scenario load_scenario_file(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("{}: cannot open scenario file", path));
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string content = text.str();
+  json doc;
+  try {
+    doc = json::parse(content);
+  } catch (const json::parse_error& e) {
+    // Turn the byte offset into line:column so an editor can jump there.
+    std::size_t line = 1, column = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < content.size(); ++i) {
+      if (content[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    const std::size_t colon = what.find(": ", what.find("parse error"));
+    if (colon != std::string::npos) what = what.substr(colon + 2);
+    throw InputError(fmt::format("{}:{}:{}: invalid JSON: {}", path, line, column, what));
+  }
+  return scenario_from_json(doc, path);
+}
+
+}  // namespace amaxcheck

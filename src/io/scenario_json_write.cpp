@@ -1,0 +1,193 @@
+// Scenario -> JSON, always the full explicit form. Lossless: every field that is relevant to
+// an op's kind, or differs from its default, is written, so scenario_from_json gives back
+// the same Scenario. References use names when they are unique, indices otherwise.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "io/json_field.h"
+#include "io/scenario_json.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+using nlohmann::json;
+
+/// A name when it identifies index `i` unambiguously in `names`, else the index.
+json ref(const std::vector<std::string>& names, std::uint32_t i) {
+  if (i >= names.size() || names[i].empty()) return i;
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    if (j != i && names[j] == names[i]) return i;
+  }
+  return names[i];
+}
+
+template <typename Named>
+std::vector<std::string> names_of(const std::vector<Named>& items) {
+  std::vector<std::string> names;
+  for (const auto& item : items) names.push_back(item.name);
+  return names;
+}
+
+json floats(const std::vector<float>& values) {
+  json array = json::array();
+  for (float v : values) array.push_back(float_to_json(v));
+  return array;
+}
+
+json range_json(const std::vector<std::string>& buffers, const Range& range) {
+  return json{{"buffer", ref(buffers, range.buffer)}, {"offset", range.offset}, {"count", range.count}};
+}
+
+const char* reduce_name(ReduceOp op) { return op == ReduceOp::max ? "max" : "sum"; }
+const char* dtype_name(Dtype d) { return d == Dtype::f32 ? "f32" : "bf16"; }
+const char* format_name(Fp8Format f) { return f == Fp8Format::e4m3 ? "e4m3" : "e5m2"; }
+const char* algo_name(HistoryAlgo a) { return a == HistoryAlgo::max ? "max" : "most_recent"; }
+
+bool uses_event(OpKind k) {
+  return k == OpKind::event_record || k == OpKind::stream_wait_event || k == OpKind::work_wait ||
+         k == OpKind::event_synchronize;
+}
+
+json op_json(const Scenario& s, const Rank& rank, const Op& op) {
+  const auto buffers = names_of(rank.buffers);
+  json j;
+  j["kind"] = to_string(op.kind);
+  if (!op.name.empty()) j["name"] = op.name;
+  if (!op.origin.empty()) j["origin"] = op.origin;
+  if (is_device_op(op.kind) || op.kind == OpKind::stream_synchronize || op.stream != 0) {
+    j["stream"] = ref(names_of(rank.streams), op.stream);
+  }
+  if (uses_event(op.kind) || op.event != 0) j["event"] = ref(names_of(rank.events), op.event);
+  const bool collective = is_collective(op.kind);
+  if (collective || op.comm != 0) j["comm"] = ref(names_of(s.comms), op.comm);
+  if (collective || op.reduce != ReduceOp::max) j["reduce"] = reduce_name(op.reduce);
+  if (op.dtype != Dtype::f32) j["dtype"] = dtype_name(op.dtype);
+  if (op.kind == OpKind::broadcast || op.root != 0) j["root"] = op.root;
+  if (op.kind == OpKind::fp8_cast || op.format != Fp8Format::e4m3) j["format"] = format_name(op.format);
+  const ScaleUpdateParams defaults;
+  if (op.kind == OpKind::scale_update || op.scale.tensors != defaults.tensors ||
+      op.scale.history_len != defaults.history_len || op.scale.algo != defaults.algo ||
+      op.scale.margin != defaults.margin || op.scale.format != defaults.format) {
+    j["scale"] = json{{"tensors", op.scale.tensors},
+                      {"history_len", op.scale.history_len},
+                      {"algo", algo_name(op.scale.algo)},
+                      {"margin", op.scale.margin},
+                      {"format", format_name(op.scale.format)}};
+  }
+  if (!op.reads.empty()) {
+    j["reads"] = json::array();
+    for (const Range& r : op.reads) j["reads"].push_back(range_json(buffers, r));
+  }
+  if (!op.writes.empty()) {
+    j["writes"] = json::array();
+    for (const Range& r : op.writes) j["writes"].push_back(range_json(buffers, r));
+  }
+  if (op.kind == OpKind::fill || !op.values.empty()) j["values"] = floats(op.values);
+  if (op.kind == OpKind::host_signal || op.kind == OpKind::host_wait || op.flag != 0) {
+    j["flag"] = ref(rank.flags, op.flag);
+  }
+  if (op.kind == OpKind::host_wait || op.count != 0) j["count"] = op.count;
+  if (op.cost_us != 0) j["cost_us"] = op.cost_us;
+  return j;
+}
+
+json rank_json(const Scenario& s, const Rank& rank) {
+  json j;
+  j["name"] = rank.name;
+  j["device"] = rank.device;
+  j["streams"] = names_of(rank.streams);
+  j["events"] = names_of(rank.events);
+  j["flags"] = rank.flags;
+  j["buffers"] = json::array();
+  for (const Buffer& b : rank.buffers) {
+    json buffer{{"name", b.name}, {"size", b.size}};
+    if (b.host) buffer["host"] = true;
+    if (!b.init.empty()) buffer["init"] = floats(b.init);
+    j["buffers"].push_back(std::move(buffer));
+  }
+  j["threads"] = json::array();
+  for (const Thread& t : rank.threads) {
+    json program = json::array();
+    for (const Op& op : t.program) program.push_back(op_json(s, rank, op));
+    j["threads"].push_back(json{{"name", t.name}, {"program", std::move(program)}});
+  }
+  return j;
+}
+
+/// Pretty-prints with small values on one line: an op or a range reads as one line.
+void pretty(const json& v, std::string& out, int indent) {
+  const std::string flat = v.dump();
+  if (flat.size() <= 110 || !v.is_structured() || v.empty()) {
+    out += flat;
+    return;
+  }
+  const std::string pad(static_cast<std::size_t>(indent + 2), ' ');
+  out += v.is_object() ? "{\n" : "[\n";
+  bool first = true;
+  if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      out += (first ? "" : ",\n") + pad + json(it.key()).dump() + ": ";
+      pretty(it.value(), out, indent + 2);
+      first = false;
+    }
+  } else {
+    for (const json& item : v) {
+      out += (first ? "" : ",\n") + pad;
+      pretty(item, out, indent + 2);
+      first = false;
+    }
+  }
+  out += "\n" + std::string(static_cast<std::size_t>(indent), ' ') + (v.is_object() ? "}" : "]");
+}
+
+}  // namespace
+
+json scenario_to_json(const Scenario& s) {
+  json j;
+  j["name"] = s.name;
+  j["source"] = s.source;
+  j["kernels"] = s.kernels == KernelConcurrency::serialized ? "serialized" : "concurrent";
+  j["comms"] = json::array();
+  for (const Communicator& c : s.comms) j["comms"].push_back(json{{"name", c.name}, {"members", c.members}});
+  j["ranks"] = json::array();
+  for (const Rank& rank : s.ranks) j["ranks"].push_back(rank_json(s, rank));
+  j["checks"] = json::array();
+  for (const ReplicaCheck& check : s.checks) {
+    json replicas = json::array();
+    for (const auto& r : check.replicas) {
+      const auto buffers = r.rank < s.ranks.size() ? names_of(s.ranks[r.rank].buffers) : std::vector<std::string>{};
+      json replica = range_json(buffers, r.range);
+      replica["rank"] = r.rank;
+      replicas.push_back(std::move(replica));
+    }
+    json c{{"tensor", check.tensor}, {"replicas", std::move(replicas)}};
+    if (!check.expected.empty()) c["expected"] = floats(check.expected);
+    j["checks"].push_back(std::move(c));
+  }
+  return j;
+}
+
+std::string scenario_to_text(const Scenario& scenario) {
+  std::string out;
+  pretty(scenario_to_json(scenario), out, 0);
+  return out + "\n";
+}
+
+void save_scenario_file(const Scenario& scenario, const std::string& path) {
+  const std::string temp = path + ".tmp";
+  {
+    std::ofstream file(temp, std::ios::binary | std::ios::trunc);
+    if (!file) throw InputError(fmt::format("{}: cannot write scenario file", path));
+    file << scenario_to_text(scenario);
+    if (!file.flush()) throw InputError(fmt::format("{}: cannot write scenario file", path));
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    throw InputError(fmt::format("{}: cannot move the written scenario into place", path));
+  }
+}
+
+}  // namespace amaxcheck

@@ -1,0 +1,145 @@
+// Malformed scenario files: each kind of mistake is an InputError that names the field path
+// and what was expected.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+#include "io/scenario_json.h"
+#include "shipped_files.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+using nlohmann::json;
+
+struct BadInput {
+  std::string name;
+  std::function<void(json&)> spoil;
+  std::string path;    ///< the field path the message must name
+  std::string reason;  ///< and what it must say was expected
+};
+
+void PrintTo(const BadInput& input, std::ostream* os) { *os << input.name; }
+
+/// The shipped hand-written program: program[0] fill, [1] local_amax, [2] record, [3] wait,
+/// [4] all_reduce, [5] record, [6] copy, [7] scale_update, [8] work_wait, [9] device_synchronize.
+json custom_program() { return testing::shipped_json("custom-wait-after-copy.json"); }
+json& op(json& doc, int rank, int index) { return doc["ranks"][rank]["threads"][0]["program"][index]; }
+json protocol_doc() { return json{{"protocol", "te-async"}, {"knobs", {{"dp", 2}}}}; }
+
+std::vector<BadInput> bad_inputs() {
+  return {
+      {"missing_ranks", [](json& d) { d.erase("ranks"); }, "memory: ranks:", "missing required field"},
+      {"missing_op_kind", [](json& d) { op(d, 0, 2).erase("kind"); }, "ranks[0].threads[0].program[2].kind:",
+       "missing required field"},
+      {"missing_field_the_kind_needs", [](json& d) { op(d, 1, 4).erase("comm"); }, "ranks[1].threads[0].program[4].comm:",
+       "missing required field"},
+      {"wrong_type_for_a_number", [](json& d) { d["ranks"][0]["device"] = "zero"; }, "ranks[0].device:",
+       "expected a non-negative integer, got a string"},
+      {"negative_buffer_size", [](json& d) { d["ranks"][0]["buffers"][0]["size"] = -4; }, "ranks[0].buffers[0].size:",
+       "expected a non-negative integer"},
+      {"wrong_type_for_a_list", [](json& d) { d["ranks"][0]["threads"][0]["program"] = "fill"; },
+       "ranks[0].threads[0].program:", "expected an array"},
+      {"top_level_not_an_object", [](json& d) { d = json::array(); }, "(top level):", "expected an object"},
+      {"unknown_op_kind", [](json& d) { op(d, 0, 4)["kind"] = "all_reduce_async"; }, "ranks[0].threads[0].program[4].kind:",
+       "unknown op kind \"all_reduce_async\"; expected one of: fill"},
+      {"misspelt_field", [](json& d) { op(d, 0, 0)["strem"] = "compute"; }, "ranks[0].threads[0].program[0].strem:",
+       "unknown field"},
+      {"bad_enum_value", [](json& d) { op(d, 0, 4)["reduce"] = "avg"; }, "ranks[0].threads[0].program[4].reduce:",
+       "expected max|sum"},
+      {"unknown_stream_name", [](json& d) { op(d, 0, 0)["stream"] = "comptue"; }, "ranks[0].threads[0].program[0].stream:",
+       "no stream named \"comptue\"; expected one of: compute, nccl"},
+      {"stream_index_out_of_range", [](json& d) { op(d, 1, 0)["stream"] = 7; }, "ranks[1].threads[0].program[0].stream:",
+       "stream 7 out of range (the rank has 2 streams)"},
+      {"event_index_out_of_range", [](json& d) { op(d, 0, 8)["event"] = 9; }, "ranks[0].threads[0].program[8].event:",
+       "event 9 out of range"},
+      {"comm_index_out_of_range", [](json& d) { op(d, 0, 4)["comm"] = 3; }, "ranks[0].threads[0].program[4].comm:",
+       "communicator 3 out of range"},
+      {"comm_member_out_of_range", [](json& d) { d["comms"][0]["members"][1] = 5; }, "comms[0].members[1]:",
+       "rank 5 out of range (the scenario has 2 ranks)"},
+      {"rank_twice_in_a_comm", [](json& d) { d["comms"][0]["members"] = {0, 1, 0}; }, "comms[0].members[2]:",
+       "rank 0 appears twice"},
+      {"collective_on_a_comm_the_rank_is_not_in", [](json& d) { d["comms"][0]["members"] = {0}; },
+       "ranks[1].threads[0].program[4].comm:", "rank 1 is not a member of communicator \"amax\""},
+      {"buffer_range_past_its_end", [](json& d) { op(d, 0, 1)["reads"][0]["count"] = 9; },
+       "ranks[0].threads[0].program[1].reads[0]:", "range [0, 9) runs past the end of buffer \"x\" (size 4)"},
+      {"offset_past_the_end", [](json& d) { op(d, 0, 6)["writes"][0]["offset"] = 2; },
+       "ranks[0].threads[0].program[6].writes[0]:", "runs past the end of buffer \"amax_history\""},
+      {"fill_value_count", [](json& d) { op(d, 0, 0)["values"] = {1, 2, 3}; }, "ranks[0].threads[0].program[0].values:",
+       "expected 4 values"},
+      {"scale_update_history_size", [](json& d) { op(d, 0, 7)["scale"]["history_len"] = 3; },
+       "ranks[0].threads[0].program[7].reads[0].count:", "expected 3 (history_len x tensors), got 2"},
+      {"copy_count_mismatch", [](json& d) { op(d, 1, 6)["writes"][0]["count"] = 2; },
+       "ranks[1].threads[0].program[6].writes[0].count:", "expected 1 (the matching read's count), got 2"},
+      {"duplicate_buffer_name", [](json& d) { d["ranks"][0]["buffers"][1]["name"] = "x"; }, "ranks[0].buffers[1]:",
+       "duplicate buffer name \"x\""},
+      {"buffer_init_size", [](json& d) { d["ranks"][0]["buffers"][3]["init"] = {1, 2}; }, "ranks[0].buffers[3].init:",
+       "expected 1 values (the buffer's size) or none, got 2"},
+      {"check_replica_rank_out_of_range", [](json& d) { d["checks"][0]["replicas"][1]["rank"] = 4; },
+       "checks[0].replicas[1].rank:", "rank 4 out of range"},
+      {"check_expected_size", [](json& d) { d["checks"][1]["expected"] = {1, 2, 3}; }, "checks[1].expected:",
+       "expected 1 values (the replicas' count) or none, got 3"},
+      {"unknown_protocol", [](json& d) { d = protocol_doc(); d["protocol"] = "te-magic"; }, "protocol:",
+       "unknown protocol \"te-magic\"; expected one of: te-sync, te-async, current-scaling"},
+      {"unknown_knob", [](json& d) { d = protocol_doc(); d["knobs"]["colour"] = "red"; }, "knobs.colour:", "unknown knob"},
+      {"bad_knob_value", [](json& d) { d = protocol_doc(); d["knobs"]["comm"] = "both"; }, "knobs.comm:",
+       "expected shared|separate, got \"both\""},
+      {"knob_number_out_of_range", [](json& d) { d = protocol_doc(); d["knobs"]["dp"] = 0; }, "knobs.dp:",
+       "expected an integer in [1, 1024]"},
+      {"knob_rank_out_of_range", [](json& d) { d = protocol_doc(); d["knobs"]["skip"] = {"9:0"}; }, "knobs.skip:",
+       "rank 9 out of range in \"9:0\" (world size 2)"},
+      {"rank_twice_in_an_explicit_group", [](json& d) { d = protocol_doc(); d["knobs"]["group"] = "0,0,1"; }, "knobs.group:",
+       "rank 0 appears twice in rank list 0"},
+      {"shared_comm_over_a_non_dp_group", [](json& d) { d = protocol_doc(); d["knobs"]["group"] = "0/1"; d["knobs"]["tp"] = 2; d["knobs"]["dp"] = 1; d["knobs"]["comm"] = "shared"; d["knobs"]["group"] = "tp"; },
+       "knobs.comm:", "shared needs each amax reduction group to be a data-parallel (DP x CP) group"},
+  };
+}
+
+class BadScenario : public ::testing::TestWithParam<BadInput> {};
+
+TEST_P(BadScenario, is_an_input_error_naming_the_field_and_what_was_expected) {
+  json doc = custom_program();
+  GetParam().spoil(doc);
+  try {
+    scenario_from_json(doc, "memory");
+    FAIL() << "accepted a malformed scenario: " << doc.dump().substr(0, 200);
+  } catch (const InputError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(GetParam().path), std::string::npos) << message;
+    EXPECT_NE(message.find(GetParam().reason), std::string::npos) << message;
+    EXPECT_EQ(message.rfind("memory: ", 0), 0u) << "names the source first: " << message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BadScenario, ::testing::ValuesIn(bad_inputs()),
+                         [](const ::testing::TestParamInfo<BadInput>& info) { return info.param.name; });
+
+TEST(BadScenarioFile, a_json_syntax_error_names_the_line_and_column) {
+  const auto path = std::filesystem::temp_directory_path() / ("amaxcheck_bad_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream file(path);
+    file << "{\n  \"ranks\": [\n    {\"name\": \"rank0\",, }\n  ]\n}\n";
+  }
+  try {
+    load_scenario_file(path.string());
+    FAIL() << "accepted invalid JSON";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ":3:22: invalid JSON"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(BadScenarioFile, a_missing_file_is_an_input_error) {
+  EXPECT_THROW(load_scenario_file("/nonexistent/amaxcheck/scenario.json"), InputError);
+}
+
+TEST(BadScenario, the_unspoilt_custom_program_is_accepted) {
+  EXPECT_NO_THROW(scenario_from_json(custom_program(), "memory"));
+}
+
+}  // namespace
+}  // namespace amaxcheck
