@@ -8,6 +8,7 @@
 /// rapidcheck's reproduce). Strategies (random, pct, exhaustive, replay, timed) live in one
 /// file each and know nothing about what an op means; the engine never chooses.
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -33,7 +34,7 @@ struct Choice {
   ChoiceKind kind = ChoiceKind::next_action;
   std::size_t option_count = 0;
   std::size_t chosen = 0;
-  friend bool operator==(const Choice&, const Choice&) = default;
+  friend auto operator<=>(const Choice&, const Choice&) = default;
 };
 
 class Strategy {

@@ -1,0 +1,85 @@
+#include "scheduler/reproduce.h"
+
+#include <fmt/format.h>
+
+#include "scheduler/replay_strategy.h"
+#include "scheduler/scenario_embed.h"
+#include "scheduler/scenario_hash.h"
+#include "util/check.h"
+
+namespace amaxcheck::sched {
+
+Trace failure_trace(const Scenario& scenario, const ExploreOptions& options, const FailingRun& failure,
+                    const TimedRun* timing) {
+  TraceOrigin origin{failure.strategy, failure.seed, failure.index, failure.parameters};
+  origin.parameters["exploration_seed"] = options.seed;
+  return make_trace(scenario, failure.run, origin, options.run.engine, timing);
+}
+
+Scenario trace_scenario(const Trace& trace, const std::string& where) {
+  if (!trace.header.scenario) {
+    throw InputError(fmt::format("{}:1: field 'scenario': expected the embedded scenario, got null (this trace only "
+                                 "records the hash {}; rebuild it from '{}')",
+                                 where, trace.header.scenario_hash, trace.header.scenario_source));
+  }
+  Scenario scenario = unembed_scenario(*trace.header.scenario, where + ":1: scenario");
+  const std::string hash = scenario_hash(scenario);
+  if (hash != trace.header.scenario_hash) {
+    throw InputError(fmt::format("{}:1: field 'scenario_hash': expected {} (the hash of the embedded scenario), got {}",
+                                 where, hash, trace.header.scenario_hash));
+  }
+  return scenario;
+}
+
+RunResult replay_trace(const Scenario& scenario, const Trace& trace, const std::string& where) {
+  const std::string hash = scenario_hash(scenario);
+  if (hash != trace.header.scenario_hash) {
+    throw InputError(fmt::format("{}: the trace ran scenario {} but the scenario given hashes to {}", where,
+                                 trace.header.scenario_hash, hash));
+  }
+  RunOptions options;
+  options.engine = engine_options_from_json(trace.header.engine, where + ":1");
+  options.record_steps = true;
+  ReplayStrategy replay(trace.choices(), ReplayStrategy::Mode::strict, trace.expected_steps());
+  try {
+    RunResult run = run_once(scenario, replay, options);
+    replay.check_ended();
+    if (run.outcome != trace.summary.outcome) {
+      throw InputError(fmt::format("diverged at step {}: expected the run to end {}, got {}", run.step_count,
+                                   to_string(trace.summary.outcome), to_string(run.outcome)));
+    }
+    return run;
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", where, e.what()));
+  }
+}
+
+std::optional<std::string> check_determinism(const Scenario& scenario, const ExploreOptions& options,
+                                             std::uint64_t index) {
+  AMAX_CHECK(options.strategy != StrategyKind::exhaustive, "check_determinism runs one seeded run");
+  auto trace_text = [&] {
+    std::unique_ptr<Strategy> strategy = make_run_strategy(scenario, options, index);
+    RunOptions run_options = options.run;
+    run_options.record_steps = true;
+    RunResult run = run_once(scenario, *strategy, run_options);
+    const TimedRun* timing = nullptr;
+    if (auto* timed = dynamic_cast<TimedStrategy*>(strategy.get())) timing = &timed->timing();
+    FailingRun as_run{index, options.strategy == StrategyKind::timed ? 0 : run_seed(options.seed, index),
+                      strategy->name(), strategy->parameters(), std::move(run)};
+    return trace_to_jsonl(failure_trace(scenario, options, as_run, timing));
+  };
+  const std::string first = trace_text();
+  const std::string second = trace_text();
+  if (first == second) return std::nullopt;
+  std::size_t line = 1;
+  std::size_t pos = 0;
+  while (pos < first.size() && pos < second.size() && first[pos] == second[pos]) {
+    if (first[pos] == '\n') ++line;
+    ++pos;
+  }
+  return fmt::format("run {} is not deterministic: its two traces first differ on line {} (byte {})", index, line, pos);
+}
+
+std::string replay_command(const std::string& trace_path) { return "amaxcheck replay " + trace_path; }
+
+}  // namespace amaxcheck::sched

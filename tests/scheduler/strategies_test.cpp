@@ -1,0 +1,149 @@
+// Random and PCT find the seed hazards planted in tiny scenarios, and every run is a pure
+// function of (scenario, strategy, seed).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "scheduler/explore.h"
+#include "scheduler/pct_strategy.h"
+#include "scheduler/random_strategy.h"
+#include "scheduler/run.h"
+#include "scenarios.h"
+
+namespace amaxcheck::sched {
+namespace {
+
+ExploreOptions sampled(StrategyKind kind, std::uint64_t seed, std::uint64_t runs) {
+  ExploreOptions options;
+  options.strategy = kind;
+  options.seed = seed;
+  options.runs = runs;
+  return options;
+}
+
+TEST(Random, the_same_seed_makes_the_same_choices) {
+  const Scenario s = testing::wait_after_copy(3);
+  RandomStrategy a(11), b(11), c(12);
+  const RunResult ra = run_once(s, a), rb = run_once(s, b), rc = run_once(s, c);
+  EXPECT_EQ(ra.choices, rb.choices);
+  EXPECT_NE(ra.choices, rc.choices) << "another seed takes another path";
+  EXPECT_EQ(ra.outcome, RunOutcome::finished);
+  EXPECT_EQ(ra.step_count, expected_steps(s));
+}
+
+TEST(Pct, the_same_seed_makes_the_same_choices_and_change_points) {
+  const Scenario s = testing::wait_after_copy(3);
+  PctStrategy a(PctOptions{5, 3, expected_steps(s)}), b(PctOptions{5, 3, expected_steps(s)});
+  EXPECT_EQ(run_once(s, a).choices, run_once(s, b).choices);
+  EXPECT_EQ(a.change_points(), b.change_points());
+  EXPECT_EQ(a.change_points().size(), 2u) << "depth 3 has two change points";
+  for (std::uint64_t k : a.change_points()) EXPECT_LT(k, expected_steps(s));
+}
+
+TEST(Pct, depth_one_runs_actors_by_fixed_priority) {
+  // With no change points the highest-priority actor runs whenever it is enabled: the choice
+  // sequence is the same for two seeds that rank the actors the same way, and there are only
+  // as many distinct schedules as orders of the actors.
+  const Scenario s = testing::independent_syncs(2, 3);
+  std::set<std::vector<Choice>> schedules;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    PctStrategy pct(PctOptions{seed, 1, expected_steps(s)});
+    schedules.insert(run_once(s, pct).choices);
+  }
+  EXPECT_EQ(schedules.size(), 2u) << "two threads: two priority orders";
+}
+
+TEST(Random, finds_the_planted_wait_after_copy_race) {
+  const ExploreResult r = explore(testing::wait_after_copy(2), sampled(StrategyKind::random, 1, 200));
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::data_race));
+  EXPECT_EQ(r.runs, r.first_failure->index + 1) << "stops at the first failing run";
+}
+
+TEST(Pct, finds_the_planted_wait_after_copy_race) {
+  const ExploreResult r = explore(testing::wait_after_copy(2), sampled(StrategyKind::pct, 1, 200));
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::data_race));
+}
+
+TEST(Random, is_silent_when_the_wait_comes_before_the_copy) {
+  const ExploreResult r = explore(testing::wait_after_copy(2, false), sampled(StrategyKind::random, 1, 200));
+  EXPECT_FALSE(r.first_failure.has_value());
+  EXPECT_EQ(r.runs, 200u);
+  EXPECT_TRUE(r.hazards.empty());
+}
+
+TEST(Random, finds_the_planted_collective_order_swap) {
+  const ExploreResult r = explore(testing::collective_order_swap(), sampled(StrategyKind::random, 2, 200));
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::collective_mismatch));
+}
+
+TEST(Pct, finds_the_planted_collective_order_swap) {
+  const ExploreResult r = explore(testing::collective_order_swap(), sampled(StrategyKind::pct, 2, 200));
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::collective_mismatch));
+}
+
+TEST(Random, finds_a_schedule_dependent_order_swap_between_two_threads) {
+  // Whether the amax and gradient all-reduces meet in the same order on both ranks depends on
+  // the schedule; some schedules mismatch.
+  ExploreOptions options = sampled(StrategyKind::random, 3, 500);
+  const ExploreResult r = explore(testing::shared_comm_two_threads(2), options);
+  ASSERT_TRUE(r.first_failure.has_value());
+  bool mismatch = false;
+  for (const FoundHazard& h : r.hazards) mismatch = mismatch || h.hazard.kind == HazardKind::collective_mismatch ||
+                                                    h.hazard.kind == HazardKind::ordering_hazard;
+  EXPECT_TRUE(mismatch);
+}
+
+TEST(Pct, finds_a_schedule_dependent_order_swap_between_two_threads) {
+  const ExploreResult r = explore(testing::shared_comm_two_threads(2), sampled(StrategyKind::pct, 3, 500));
+  ASSERT_TRUE(r.first_failure.has_value());
+}
+
+TEST(Exhaustive, finds_the_planted_wait_after_copy_race) {
+  ExploreOptions options;
+  options.strategy = StrategyKind::exhaustive;
+  const ExploreResult r = explore(testing::wait_after_copy(2), options);
+  ASSERT_TRUE(r.first_failure.has_value());
+  EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::data_race));
+  EXPECT_FALSE(r.coverage_complete) << "it stopped at the first hazard";
+}
+
+TEST(Exhaustive, proves_the_fixed_design_clean_with_complete_coverage) {
+  ExploreOptions options;
+  options.strategy = StrategyKind::exhaustive;
+  const ExploreResult r = explore(testing::wait_after_copy(2, false), options);
+  EXPECT_FALSE(r.first_failure.has_value());
+  EXPECT_TRUE(r.coverage_complete);
+  ASSERT_TRUE(r.exhaustive.has_value());
+  EXPECT_EQ(r.runs, r.exhaustive->explored);
+}
+
+TEST(Explore, results_do_not_depend_on_the_number_of_jobs) {
+  const Scenario s = testing::shared_comm_two_threads(3);
+  for (bool stop : {true, false}) {
+    ExploreOptions one = sampled(StrategyKind::random, 9, 600);
+    one.stop_at_first = stop;
+    ExploreOptions four = one;
+    four.jobs = 4;
+    const ExploreResult a = explore(s, one), b = explore(s, four);
+    EXPECT_EQ(a.runs, b.runs);
+    EXPECT_EQ(a.steps, b.steps);
+    ASSERT_EQ(a.hazards.size(), b.hazards.size());
+    for (std::size_t i = 0; i < a.hazards.size(); ++i) {
+      EXPECT_EQ(a.hazards[i].hazard.key(), b.hazards[i].hazard.key());
+      EXPECT_EQ(a.hazards[i].first_run, b.hazards[i].first_run);
+      EXPECT_EQ(a.hazards[i].runs_seen, b.hazards[i].runs_seen);
+    }
+    ASSERT_EQ(a.first_failure.has_value(), b.first_failure.has_value());
+    if (a.first_failure) {
+      EXPECT_EQ(a.first_failure->index, b.first_failure->index);
+      EXPECT_EQ(a.first_failure->run.choices, b.first_failure->run.choices);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace amaxcheck::sched
