@@ -82,7 +82,7 @@ class Line {
   const json& doc_;
 };
 
-TraceHeader read_header(const Line& line) {
+TraceHeader read_header(const Line& line, std::string_view raw) {
   const json& d = line.doc();
   TraceHeader h;
   if (line.str(d, "format", "format") != trace_format_name) line.fail("format", fmt::format("\"{}\"", trace_format_name), &d["format"]);
@@ -106,10 +106,12 @@ TraceHeader read_header(const Line& line) {
   h.run_index = line.u64(d, "run_index", "run_index");
   const json& parameters = line.at(d, "parameters", "parameters");
   if (!parameters.is_object()) line.fail("parameters", "an object", &parameters);
-  h.parameters = nlohmann::ordered_json::parse(parameters.dump());
+  // Parameters keep the order the strategy wrote them in, so a re-written trace is identical.
+  const auto ordered = nlohmann::ordered_json::parse(raw);
+  h.parameters = ordered["parameters"];
   const json& engine = line.at(d, "engine", "engine");
   if (!engine.is_object()) line.fail("engine", "an object", &engine);
-  h.engine = nlohmann::ordered_json::parse(engine.dump());
+  h.engine = ordered["engine"];
   return h;
 }
 
@@ -243,7 +245,7 @@ Trace parse_trace(std::string_view text, const std::string& where) {
     if (part == Part::done) line.fail_line("nothing may follow the summary line");
     if (part == Part::header) {
       if (type != "header") line.fail("type", "\"header\" on the first line", &doc["type"]);
-      trace.header = read_header(line);
+      trace.header = read_header(line, raw);
       part = Part::steps;
     } else if (type == "step") {
       if (part != Part::steps) line.fail_line("a step line after the hazard lines");

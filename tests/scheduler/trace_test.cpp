@@ -1,0 +1,222 @@
+// Trace files: deterministic, round-trip, validated on read, and replayed step by step.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "scheduler/atomic_file.h"
+#include "scheduler/reproduce.h"
+#include "scheduler/scenario_hash.h"
+#include "scheduler/trace.h"
+#include "scenarios.h"
+#include "util/check.h"
+
+namespace amaxcheck::sched {
+namespace {
+
+namespace fs = std::filesystem;
+
+ExploreOptions random_runs(std::uint64_t seed) {
+  ExploreOptions options;
+  options.strategy = StrategyKind::random;
+  options.seed = seed;
+  options.runs = 100;
+  return options;
+}
+
+/// The trace of the first failing random run of `scenario`.
+Trace failing_trace(const Scenario& scenario, std::uint64_t seed = 4) {
+  const ExploreOptions options = random_runs(seed);
+  const ExploreResult result = explore(scenario, options);
+  EXPECT_TRUE(result.first_failure.has_value());
+  return failure_trace(scenario, options, *result.first_failure);
+}
+
+std::string temp_path(const std::string& name) {
+  return (fs::temp_directory_path() / ("amaxcheck-sched-" + std::to_string(::getpid()) + "-" + name)).string();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    lines.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
+TEST(Trace, the_same_scenario_and_seed_give_byte_identical_traces) {
+  const Scenario s = testing::wait_after_copy(3);
+  const std::string a = trace_to_jsonl(failing_trace(s, 21));
+  const std::string b = trace_to_jsonl(failing_trace(s, 21));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, trace_to_jsonl(failing_trace(s, 22))) << "the seed is part of the trace";
+  for (StrategyKind kind : {StrategyKind::random, StrategyKind::pct, StrategyKind::timed}) {
+    ExploreOptions options = random_runs(5);
+    options.strategy = kind;
+    EXPECT_EQ(check_determinism(s, options, 3), std::nullopt) << to_string(kind);
+  }
+}
+
+TEST(Trace, round_trips_through_its_text) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  const std::string text = trace_to_jsonl(trace);
+  const Trace back = parse_trace(text, "mem.jsonl");
+  EXPECT_EQ(trace_to_jsonl(back), text);
+  EXPECT_EQ(back.steps.size(), trace.steps.size());
+  EXPECT_EQ(back.choices(), trace.choices());
+  EXPECT_FALSE(back.hazards.empty());
+}
+
+TEST(Trace, header_records_format_version_seed_and_derived_parameters) {
+  ExploreOptions options = random_runs(8);
+  options.strategy = StrategyKind::pct;
+  const Scenario s = testing::wait_after_copy(2);
+  const ExploreResult r = explore(s, options);
+  ASSERT_TRUE(r.first_failure);
+  const Trace t = failure_trace(s, options, *r.first_failure);
+  const auto header = nlohmann::json::parse(lines_of(trace_to_jsonl(t)).front());
+  EXPECT_EQ(header["format"], "amaxcheck-trace");
+  EXPECT_EQ(header["format_version"], 1);
+  EXPECT_EQ(header["strategy"], "pct");
+  EXPECT_EQ(header["seed"], run_seed(8, r.first_failure->index));
+  EXPECT_EQ(header["parameters"]["depth"], 3);
+  EXPECT_EQ(header["parameters"]["change_points"].size(), 2u);
+  EXPECT_EQ(header["parameters"]["exploration_seed"], 8);
+  EXPECT_EQ(header["scenario_hash"], scenario_hash(s));
+  EXPECT_TRUE(header["scenario"].is_object()) << "the scenario is embedded";
+}
+
+TEST(Trace, is_written_atomically_and_read_back) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  const std::string path = temp_path("atomic.jsonl");
+  write_trace_file(path, trace);
+  EXPECT_EQ(read_file(path), trace_to_jsonl(trace));
+  for (const auto& entry : fs::directory_iterator(fs::path(path).parent_path())) {
+    EXPECT_EQ(entry.path().string().find(path + ".tmp"), std::string::npos) << "no temporary file is left behind";
+  }
+  EXPECT_EQ(trace_to_jsonl(read_trace_file(path)), trace_to_jsonl(trace));
+  fs::remove(path);
+}
+
+TEST(Replay, a_replayed_trace_reproduces_the_hazard) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  const std::string path = temp_path("replay.jsonl");
+  write_trace_file(path, trace);
+  const Trace read = read_trace_file(path);
+  const Scenario scenario = trace_scenario(read, path);
+  const RunResult run = replay_trace(scenario, read, path);
+  EXPECT_TRUE(run.has_hazard(HazardKind::data_race));
+  EXPECT_EQ(run.step_count, trace.steps.size());
+  EXPECT_EQ(trace_to_jsonl(make_trace(scenario, run, TraceOrigin{read.header.strategy, read.header.seed,
+                                                                  read.header.run_index, read.header.parameters})),
+            read_file(path))
+      << "the replayed run writes the same trace";
+  fs::remove(path);
+}
+
+/// Replays `text` and returns the InputError's message (empty when it replayed cleanly).
+std::string replay_error(const std::string& text) {
+  try {
+    const Trace trace = parse_trace(text, "edited.jsonl");
+    replay_trace(trace_scenario(trace, "edited.jsonl"), trace, "edited.jsonl");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Replay, a_trace_edited_to_pick_another_action_diverges_at_that_step) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(trace));
+  // Find a step with a real choice and make it choose another option.
+  std::size_t edited = 0;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    auto j = nlohmann::ordered_json::parse(lines[i]);
+    if (j["type"] != "step" || j["option_count"].get<int>() < 2) continue;
+    j["chosen"] = (j["chosen"].get<int>() + 1) % j["option_count"].get<int>();
+    lines[i] = j.dump();
+    edited = j["step"].get<std::size_t>();
+    break;
+  }
+  const std::string error = replay_error(join_lines(lines));
+  EXPECT_NE(error.find("diverged at step " + std::to_string(edited) + ": expected "), std::string::npos) << error;
+  EXPECT_NE(error.find(", got "), std::string::npos) << error;
+}
+
+TEST(Replay, a_trace_edited_to_name_another_op_diverges) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(trace));
+  auto j = nlohmann::ordered_json::parse(lines[3]);
+  j["op_name"] = "something_else";
+  lines[3] = j.dump();
+  const std::string error = replay_error(join_lines(lines));
+  EXPECT_NE(error.find("diverged at step 2: expected"), std::string::npos) << error;
+  EXPECT_NE(error.find("something_else"), std::string::npos) << error;
+}
+
+TEST(Replay, a_trace_with_a_wrong_option_count_diverges) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(trace));
+  auto j = nlohmann::ordered_json::parse(lines[1]);
+  j["option_count"] = j["option_count"].get<int>() + 1;
+  lines[1] = j.dump();
+  const std::string error = replay_error(join_lines(lines));
+  EXPECT_NE(error.find("diverged at step 0: expected a next_action choice among"), std::string::npos) << error;
+}
+
+TEST(Replay, refuses_a_scenario_that_does_not_match_the_hash) {
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  EXPECT_THROW(replay_trace(testing::wait_after_copy(3), trace, "t.jsonl"), InputError);
+}
+
+std::string read_error(const std::string& text) {
+  try {
+    parse_trace(text, "bad.jsonl");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TraceReader, names_the_file_line_and_field_of_a_bad_value) {
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(failing_trace(testing::wait_after_copy(2))));
+  auto j = nlohmann::ordered_json::parse(lines[2]);
+  j["rank"] = "zero";
+  lines[2] = j.dump();
+  EXPECT_EQ(read_error(join_lines(lines)), "bad.jsonl:3: field 'rank': expected an unsigned integer, got \"zero\"");
+}
+
+TEST(TraceReader, names_a_missing_field) {
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(failing_trace(testing::wait_after_copy(2))));
+  auto j = nlohmann::ordered_json::parse(lines[2]);
+  j["op"].erase("thread");
+  lines[2] = j.dump();
+  EXPECT_EQ(read_error(join_lines(lines)), "bad.jsonl:3: field 'op.thread': expected a value, but it is missing");
+}
+
+TEST(TraceReader, rejects_other_format_versions_truncation_and_garbage) {
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(failing_trace(testing::wait_after_copy(2))));
+  auto header = nlohmann::ordered_json::parse(lines[0]);
+  header["format_version"] = 2;
+  std::vector<std::string> v2 = lines;
+  v2[0] = header.dump();
+  EXPECT_NE(read_error(join_lines(v2)).find("bad.jsonl:1: field 'format_version': expected 1"), std::string::npos);
+  std::vector<std::string> truncated(lines.begin(), lines.end() - 1);
+  EXPECT_NE(read_error(join_lines(truncated)).find("without a summary line"), std::string::npos);
+  std::vector<std::string> garbage = lines;
+  garbage[4] = "{not json";
+  EXPECT_NE(read_error(join_lines(garbage)).find("bad.jsonl:5: not a JSON object"), std::string::npos);
+  EXPECT_NE(read_error("").find("empty trace"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace amaxcheck::sched
