@@ -1,0 +1,112 @@
+// Knobs: parsing, errors that name the knob, the command line that rebuilds a scenario, and
+// the CLI options.
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+
+#include "io/scenario_json.h"
+#include "protocols/protocol.h"
+#include "run_protocol.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+std::string error_of(const std::string& name, const std::string& value) {
+  ProtocolKnobs knobs;
+  try {
+    set_knob(knobs, name, value);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Knobs, every_documented_knob_has_a_default_that_parses_back) {
+  for (const KnobDoc& doc : knob_docs()) {
+    if (doc.repeatable) continue;
+    ProtocolKnobs knobs;
+    EXPECT_EQ(try_set_knob(knobs, doc.name, doc.flag ? "off" : doc.default_value), std::nullopt) << doc.name;
+    EXPECT_TRUE(knob_args(knobs).empty()) << doc.name << " default changed the knobs";
+  }
+}
+
+TEST(Knobs, bad_values_name_the_knob_and_what_was_expected) {
+  EXPECT_EQ(error_of("comm", "both"), "--comm: expected shared|separate, got \"both\"");
+  EXPECT_EQ(error_of("dp", "0"), "--dp: expected an integer in [1, 1024], got \"0\"");
+  EXPECT_EQ(error_of("dp", "eight"), "--dp: expected an integer in [1, 1024], got \"eight\"");
+  EXPECT_EQ(error_of("margin", "-65"), "--margin: expected an integer in [-64, 64], got \"-65\"");
+  EXPECT_NE(error_of("skip", "3"), "");
+  EXPECT_NE(error_of("input", "0:0:0:sideways=1").find("expected RANK:ITER:MODULE:fwd|bwd"), std::string::npos);
+  EXPECT_NE(error_of("order", "tp-tp-dp-pp").find("permutation"), std::string::npos);
+  EXPECT_NE(error_of("group", "0-").find("rank lists"), std::string::npos);
+  EXPECT_NE(error_of("colour", "red").find("unknown knob \"colour\""), std::string::npos);
+}
+
+TEST(Knobs, cross_checks_reject_out_of_range_rules_and_bad_groups) {
+  const auto rejects = [](std::vector<std::pair<std::string, std::string>> settings, const std::string& text) {
+    const auto knobs = testing::knobs_of(ProtocolName::te_sync, settings);
+    try {
+      validate_knobs(knobs);
+      ADD_FAILURE() << "accepted: " << command_line(knobs);
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  rejects({{"skip", "2:0"}}, "--skip: rank 2 out of range");
+  rejects({{"eval", "5"}}, "--eval: module 5 out of range");
+  rejects({{"input", "0:2:0:fwd=1"}}, "--input: iteration 2 out of range");
+  rejects({{"input", "0:0:0:fwd=1,2"}}, "expected 1 or 4 (--elems) values");
+  rejects({{"dp", "4"}, {"group", "0,1/1,2,3"}}, "rank 1 is in rank lists 0 and 1");
+  rejects({{"dp", "4"}, {"group", "0,1"}}, "rank 2 is in no rank list");
+  rejects({{"dp", "1024"}, {"tp", "8"}}, "world size");
+  rejects({{"tp", "2"}, {"comm", "shared"}}, "--comm: shared needs");
+}
+
+TEST(Knobs, the_source_command_line_rebuilds_the_same_scenario) {
+  const auto knobs = testing::knobs_of(
+      ProtocolName::te_async, {{"comm", "shared"}, {"dp", "4"}, {"skip", "1:0:1"}, {"input", "0:1:1:bwd:0=inf,1,2,3"},
+                               {"recompute", "on"}, {"group", "0-3"}, {"order", "dp-tp-cp-pp"}, {"tp", "1"}});
+  const Scenario scenario = build_protocol(knobs);
+  ASSERT_EQ(scenario.source.rfind("amaxcheck check te-async ", 0), 0u) << scenario.source;
+
+  // Parse the command line back with the CLI options, as `amaxcheck check` does.
+  CLI::App app;
+  ProtocolKnobs parsed;
+  std::string protocol;
+  app.add_option("protocol", protocol);
+  add_knob_options(app, parsed);
+  app.parse(scenario.source.substr(std::string("amaxcheck check ").size()), false);
+  parsed.protocol = *parse_protocol(protocol);
+  EXPECT_EQ(command_line(parsed), scenario.source);
+  EXPECT_EQ(scenario_to_json(build_protocol(parsed)), scenario_to_json(scenario));
+}
+
+TEST(Knobs, cli_options_reject_a_bad_value_with_the_option_name) {
+  CLI::App app;
+  ProtocolKnobs knobs;
+  add_knob_options(app, knobs);
+  try {
+    app.parse("--wait sometime", false);
+    FAIL() << "accepted --wait sometime";
+  } catch (const CLI::ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("expected before-copy|after-copy"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--wait"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Knobs, repeatable_options_accumulate_one_value_per_occurrence) {
+  CLI::App app;
+  ProtocolKnobs knobs;
+  std::vector<std::string> rest;
+  add_knob_options(app, knobs);
+  app.add_option("rest", rest);
+  app.parse("--skip 1:0 --skip 2:1:0 positional", false);
+  ASSERT_EQ(knobs.skips.size(), 2u);
+  EXPECT_EQ(knobs.skips[1].rank, 2u);
+  EXPECT_EQ(knobs.skips[1].iter, 0u);
+  EXPECT_EQ(rest, (std::vector<std::string>{"positional"}));
+}
+
+}  // namespace
+}  // namespace amaxcheck
