@@ -181,7 +181,7 @@ Trace make_trace(const Scenario& scenario, const RunResult& run, const TraceOrig
   h.strategy = origin.strategy;
   h.seed = origin.seed;
   h.run_index = origin.run_index;
-  h.parameters = origin.parameters;
+  h.parameters = origin.parameters.is_object() ? origin.parameters : nlohmann::ordered_json::object();
   h.engine = engine_options_to_json(engine);
   for (std::size_t i = 0; i < run.steps.size(); ++i) {
     const Step& s = run.steps[i];
