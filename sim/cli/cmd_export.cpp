@@ -1,8 +1,35 @@
+// amaxcheck export TRACE --perfetto OUT.json: the run as a timeline for ui.perfetto.dev.
+#include <fmt/format.h>
+
 #include "cli/commands.h"
+#include "scheduler/perfetto.h"
+#include "scheduler/trace.h"
 
 namespace amaxcheck::cli {
+namespace {
 
-// Placeholder until the owning issue lands; registers nothing.
-void register_export(CLI::App&) {}
+struct ExportArgs {
+  std::string trace;
+  std::string perfetto;
+};
+
+int export_trace(const ExportArgs& args) {
+  const sched::Trace trace = sched::read_trace_file(args.trace);
+  sched::write_chrome_trace_file(args.perfetto, trace);
+  fmt::print("wrote {} ({} steps, {} hazard(s), time in {}): open it in https://ui.perfetto.dev or chrome://tracing\n",
+             args.perfetto, trace.steps.size(), trace.hazards.size(),
+             !trace.steps.empty() && trace.steps.front().timing ? "microseconds" : "step numbers");
+  return exit_clean;
+}
+
+}  // namespace
+
+void register_export(CLI::App& app) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* sub = app.add_subcommand("export", "Export a trace as a timeline (Chrome trace-event JSON for Perfetto)");
+  sub->add_option("trace", args->trace, "trace file")->required();
+  sub->add_option("--perfetto", args->perfetto, "output file (Chrome trace-event JSON)")->required();
+  add_command(app, sub, [args] { return export_trace(*args); });
+}
 
 }  // namespace amaxcheck::cli

@@ -1,8 +1,81 @@
+// amaxcheck shrink TRACE -o OUT: a smaller trace showing the same hazard kind.
+#include <fmt/format.h>
+
 #include "cli/commands.h"
+#include "scheduler/reproduce.h"
+#include "scheduler/shrink.h"
+#include "scheduler/trace.h"
+#include "util/check.h"
 
 namespace amaxcheck::cli {
+namespace {
 
-// Placeholder until the owning issue lands; registers nothing.
-void register_shrink(CLI::App&) {}
+struct ShrinkArgs {
+  std::string trace;
+  std::string out;
+  std::string kind;
+  std::uint64_t max_tests = 20000;
+};
+
+HazardKind target_kind(const ShrinkArgs& args, const sched::Trace& trace) {
+  if (args.kind.empty()) {
+    if (trace.hazards.empty()) throw InputError(args.trace + ": the trace shows no hazard to shrink");
+    return trace.hazards.front().kind;
+  }
+  for (HazardKind k : {HazardKind::data_race, HazardKind::collective_mismatch, HazardKind::ordering_hazard,
+                       HazardKind::unjoined_collective, HazardKind::deadlock, HazardKind::value_mismatch,
+                       HazardKind::replica_divergence}) {
+    if (args.kind == to_string(k)) return k;
+  }
+  throw InputError(fmt::format("--kind: expected a hazard kind (data_race, deadlock, ...), got '{}'", args.kind));
+}
+
+int shrink(const ShrinkArgs& args) {
+  const sched::Trace trace = sched::read_trace_file(args.trace);
+  const Scenario scenario = sched::trace_scenario(trace, args.trace);
+  const HazardKind target = target_kind(args, trace);
+  sched::ShrinkOptions options;
+  options.max_tests = args.max_tests;
+  options.run.engine = sched::engine_options_from_json(trace.header.engine, args.trace);
+  const sched::ShrinkResult result = sched::shrink(scenario, trace.choices(), target, options);
+
+  nlohmann::ordered_json parameters;
+  parameters["shrunk_from"] = args.trace;
+  parameters["target"] = to_string(target);
+  parameters["original_strategy"] = trace.header.strategy;
+  parameters["original_parameters"] = trace.header.parameters;
+  parameters["tests"] = result.tests;
+  const sched::Trace shrunk = sched::make_trace(
+      result.scenario, result.run, sched::TraceOrigin{"shrink", trace.header.seed, trace.header.run_index, parameters},
+      options.run.engine);
+  sched::write_trace_file(args.out, shrunk);
+
+  const std::size_t bytes_before = sched::trace_to_jsonl(trace).size();
+  const std::size_t bytes_after = sched::trace_to_jsonl(shrunk).size();
+  const auto& b = result.before;
+  const auto& a = result.after;
+  fmt::print("shrunk {} keeping {} ({} candidate runs{})\n", args.trace, to_string(target), result.tests,
+             result.budget_exhausted ? ", budget exhausted" : "");
+  fmt::print("  ranks       {:>8} -> {}\n  ops         {:>8} -> {}\n  steps       {:>8} -> {}\n"
+             "  deviations  {:>8} -> {}   (choices other than the first enabled action)\n  bytes       {:>8} -> {}\n",
+             b.ranks, a.ranks, b.ops, a.ops, b.steps, a.steps, b.deviations, a.deviations, bytes_before, bytes_after);
+  for (const Hazard& h : result.run.hazards) {
+    if (h.kind == target) fmt::print("  {}: {}\n", to_string(h.kind), h.summary);
+  }
+  fmt::print("wrote {}\nreproduce: {}\n", args.out, sched::replay_command(args.out));
+  return exit_clean;
+}
+
+}  // namespace
+
+void register_shrink(CLI::App& app) {
+  auto args = std::make_shared<ShrinkArgs>();
+  CLI::App* sub = app.add_subcommand("shrink", "Shrink a failing trace to a smaller one with the same hazard kind");
+  sub->add_option("trace", args->trace, "failing trace file")->required();
+  sub->add_option("-o,--output", args->out, "where to write the shrunk trace")->required();
+  sub->add_option("--kind", args->kind, "hazard kind to keep (default: the trace's first hazard)");
+  sub->add_option("--max-tests", args->max_tests, "budget of candidate runs");
+  add_command(app, sub, [args] { return shrink(*args); });
+}
 
 }  // namespace amaxcheck::cli
