@@ -1,8 +1,144 @@
+// amaxcheck check: explore a protocol or scenario file and report its verdict.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/check_gpu.h"
+#include "cli/check_runner.h"
 #include "cli/commands.h"
+#include "cli/hazard_report.h"
+#include "cli/scenario_target.h"
+#include "scheduler/reproduce.h"
+#include "util/check.h"
 
 namespace amaxcheck::cli {
+namespace {
 
-// Placeholder until the owning issue lands; registers nothing.
-void register_check(CLI::App&) {}
+struct CheckArgs {
+  ScenarioTarget target;
+  std::string strategy = "random";
+  std::uint64_t seed = 0;
+  std::uint64_t runs = 200;
+  std::uint32_t depth = 3;
+  unsigned jobs = 1;
+  bool keep_going = false;
+  std::uint64_t max_schedules = 0;
+  int preemption_bound = -1;
+  bool no_reduction = false;
+  std::string trace_out;
+  bool json = false;
+  bool check_determinism = false;
+  std::string backend = "sim";
+};
+
+sched::ExploreOptions explore_options(const CheckArgs& args) {
+  sched::ExploreOptions o;
+  if (!sched::parse_strategy_kind(args.strategy, o.strategy)) {
+    throw InputError(fmt::format("--strategy: expected random|pct|exhaustive|timed, got \"{}\"", args.strategy));
+  }
+  o.seed = args.seed;
+  o.runs = args.runs;
+  o.pct_depth = args.depth;
+  o.jobs = std::max(1u, args.jobs);
+  o.stop_at_first = !args.keep_going;
+  o.exhaustive.reduction = !args.no_reduction;
+  if (args.max_schedules > 0) o.exhaustive.max_schedules = args.max_schedules;
+  if (args.preemption_bound >= 0) o.exhaustive.preemption_bound = static_cast<std::uint32_t>(args.preemption_bound);
+  return o;
+}
+
+nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, const CheckOutcome& outcome) {
+  const auto& r = outcome.result;
+  nlohmann::ordered_json j;
+  j["scenario"] = scenario.name;
+  j["source"] = scenario.source;
+  j["verdict"] = r.hazards.empty() ? "clean" : "hazard";
+  j["strategy"] = args.strategy;
+  j["seed"] = args.seed;
+  j["runs"] = r.runs;
+  j["steps"] = r.steps;
+  j["complete"] = r.coverage_complete;
+  j["pruned"] = r.pruned;
+  j["seconds"] = outcome.seconds;
+  j["trace"] = outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(outcome.trace_path);
+  j["hazards"] = nlohmann::ordered_json::array();
+  for (const auto& found : r.hazards) j["hazards"].push_back(hazard_json(found.hazard, outcome.replay));
+  if (outcome.cost) {
+    j["timing"] = {{"iteration_time_us", outcome.cost->iteration_time_us},
+                   {"exposed_amax_latency_us", outcome.cost->exposed_amax_latency_us},
+                   {"amax_queued_us", outcome.cost->amax_queued_us},
+                   {"extra_comm_memory_bytes", outcome.cost->extra_comm_memory_bytes}};
+  }
+  return j;
+}
+
+void print_human(const Scenario& scenario, const CheckArgs& args, const CheckOutcome& outcome) {
+  const auto& r = outcome.result;
+  fmt::print("{} ({}, seed {})\n", scenario.source.empty() ? scenario.name : scenario.source, args.strategy, args.seed);
+  std::string coverage;
+  if (r.exhaustive) {
+    coverage = fmt::format(", {} pruned, search {}", r.pruned, r.coverage_complete ? "complete" : "incomplete (capped or bounded)");
+  }
+  fmt::print("verdict: {} after {} run(s), {} steps, {:.2f} s{}\n",
+             r.hazards.empty() ? "clean" : fmt::format("HAZARD ({} distinct: {})", r.hazards.size(), [&] {
+               std::vector<Hazard> hs;
+               for (const auto& f : r.hazards) hs.push_back(f.hazard);
+               return hazard_kinds(hs);
+             }()),
+             r.runs, r.steps, outcome.seconds, coverage);
+  if (outcome.cost) {
+    fmt::print("timing: iteration {:.1f} us, exposed amax latency {:.1f} us, amax queued {:.1f} us, extra comm memory {} MiB\n",
+               outcome.cost->iteration_time_us, outcome.cost->exposed_amax_latency_us, outcome.cost->amax_queued_us,
+               outcome.cost->extra_comm_memory_bytes >> 20);
+  }
+  std::vector<Hazard> hazards;
+  for (const auto& found : r.hazards) hazards.push_back(found.hazard);
+  fmt::print("{}", format_hazard_groups(hazards, outcome.replay));
+}
+
+int run(CheckArgs& args) {
+  const Scenario scenario = args.target.load();
+  CheckRequest request;
+  request.explore = explore_options(args);
+  request.trace_out = args.trace_out;
+  request.iterations = args.target.iterations();
+  request.separate_amax_comm = args.target.separate_amax_comm();
+  if (args.backend == "gpu") return check_on_gpu(scenario, request, args.json);
+  if (args.backend != "sim") throw InputError(fmt::format("--backend: expected sim|gpu, got \"{}\"", args.backend));
+  if (args.check_determinism) {
+    for (std::uint64_t i = 0; i < std::max<std::uint64_t>(1, std::min<std::uint64_t>(args.runs, 20)); ++i) {
+      if (auto diff = sched::check_determinism(scenario, request.explore, i)) {
+        throw InternalError(fmt::format("run {} is not deterministic: {}", i, *diff));
+      }
+    }
+    if (!args.json) fmt::print("determinism: runs replayed twice gave byte-identical traces\n");
+  }
+  const CheckOutcome outcome = run_check(scenario, request);
+  if (args.json) fmt::print("{}\n", to_json(scenario, args, outcome).dump(2));
+  else print_human(scenario, args, outcome);
+  return outcome.result.hazards.empty() ? exit_clean : exit_hazard;
+}
+
+}  // namespace
+
+void register_check(CLI::App& app) {
+  auto args = std::make_shared<CheckArgs>();
+  auto* sub = app.add_subcommand("check", "explore a protocol or scenario file for hazards (exit 0 clean, 1 hazard, 2 bad input)");
+  args->target.add_options(*sub);
+  sub->add_option("--strategy", args->strategy, "random | pct | exhaustive | timed")->capture_default_str();
+  sub->add_option("--seed", args->seed, "exploration seed")->capture_default_str();
+  sub->add_option("--runs", args->runs, "runs for random and pct")->capture_default_str();
+  sub->add_option("--depth", args->depth, "PCT bug depth d")->capture_default_str();
+  sub->add_option("--jobs", args->jobs, "worker threads for random and pct (results do not depend on it)")->capture_default_str();
+  sub->add_flag("--keep-going", args->keep_going, "continue after the first failing run to collect every distinct hazard");
+  sub->add_option("--max-schedules", args->max_schedules, "exhaustive: cap on schedules (0 = none)");
+  sub->add_option("--preemption-bound", args->preemption_bound, "exhaustive: preemption bound (-1 = none)");
+  sub->add_flag("--no-reduction", args->no_reduction, "exhaustive: visit every interleaving (no partial-order reduction)");
+  sub->add_option("--trace-out", args->trace_out, "where to write the counterexample's trace");
+  sub->add_flag("--json", args->json, "machine-readable output");
+  sub->add_flag("--check-determinism", args->check_determinism, "run seeds twice and compare traces byte for byte");
+  sub->add_option("--backend", args->backend, "sim | gpu (runs the schedule on real GPUs and compares)")->capture_default_str();
+  add_command(app, sub, [args] { return run(*args); });
+}
 
 }  // namespace amaxcheck::cli

@@ -162,7 +162,7 @@ std::vector<KnobEntry> make_table() {
   }
   {
     KnobEntry seed;
-    seed.doc = {"seed", "", "0..2^64-1", "seeds the tensor values, hence every local amax"};
+    seed.doc = {"input-seed", "", "0..2^64-1", "seeds the tensor values, hence every local amax (--seed is the scheduler's)"};
     seed.set = [](ProtocolKnobs& k, const std::string& v) {
       return assign(knobs::parse_uint(v, 0, ~std::uint64_t{0}), k.seed);
     };
