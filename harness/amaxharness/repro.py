@@ -31,7 +31,7 @@ def add_parser(subparsers):
 
 
 def count_steps(trace: pathlib.Path) -> int:
-    """Recorded actions in a JSON Lines trace: the lines that carry a step number."""
+    """Recorded actions in a JSON Lines trace: its "type": "step" lines (traces/FORMAT.md)."""
     steps = 0
     with open(trace, encoding="utf-8", errors="replace") as lines:
         for line in lines:
@@ -39,7 +39,7 @@ def count_steps(trace: pathlib.Path) -> int:
                 doc = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(doc, dict) and "step" in doc:
+            if isinstance(doc, dict) and doc.get("type", "step") == "step" and "step" in doc:
                 steps += 1
     return steps
 
