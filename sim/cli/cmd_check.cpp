@@ -29,6 +29,9 @@ struct CheckArgs {
   bool json = false;
   bool check_determinism = false;
   std::string backend = "sim";
+  sched::CostModel cost;  ///< timed runs
+  std::string collective_algo = "ring";
+  double bus_gbps = 100.0;
 };
 
 sched::ExploreOptions explore_options(const CheckArgs& args) {
@@ -43,6 +46,13 @@ sched::ExploreOptions explore_options(const CheckArgs& args) {
   o.stop_at_first = !args.keep_going;
   o.exhaustive.reduction = !args.no_reduction;
   if (args.max_schedules > 0) o.exhaustive.max_schedules = args.max_schedules;
+  o.cost = args.cost;
+  if (args.collective_algo != "ring" && args.collective_algo != "tree") {
+    throw InputError(fmt::format("--collective-algo: expected ring|tree, got \"{}\"", args.collective_algo));
+  }
+  o.cost.algo = args.collective_algo == "tree" ? sched::CollectiveAlgo::tree : sched::CollectiveAlgo::ring;
+  if (!(args.bus_gbps > 0)) throw InputError("--bus-gbps: expected a positive bandwidth");
+  o.cost.beta_us_per_byte = 1.0 / (args.bus_gbps * 1000.0);
   if (args.preemption_bound >= 0) o.exhaustive.preemption_bound = static_cast<std::uint32_t>(args.preemption_bound);
   return o;
 }
@@ -138,6 +148,12 @@ void register_check(CLI::App& app) {
   sub->add_flag("--json", args->json, "machine-readable output");
   sub->add_flag("--check-determinism", args->check_determinism, "run seeds twice and compare traces byte for byte");
   sub->add_option("--backend", args->backend, "sim | gpu (runs the schedule on real GPUs and compares)")->capture_default_str();
+  auto* cost = sub->add_option_group("cost model", "timed runs: durations of launches, kernels and collectives");
+  cost->add_option("--launch-us", args->cost.launch_overhead_us, "host cost of launching a device op")->capture_default_str();
+  cost->add_option("--kernel-us", args->cost.kernel_default_us, "default kernel duration (fill, cast)")->capture_default_str();
+  cost->add_option("--alpha-us", args->cost.alpha_us, "per-collective latency")->capture_default_str();
+  cost->add_option("--bus-gbps", args->bus_gbps, "collective bus bandwidth in GB/s")->capture_default_str();
+  cost->add_option("--collective-algo", args->collective_algo, "ring | tree")->capture_default_str();
   add_command(app, sub, [args] { return run(*args); });
 }
 

@@ -1,6 +1,7 @@
 #include "cli/cost_metrics.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -50,10 +51,20 @@ CostFigures cost_figures(const Scenario& scenario, const sched::TimedRun& run, s
   }
   for (auto& k : kernels) k = merged(std::move(k));
   double exposed = 0, queued = 0;
+  // The end of the previous op on each (rank, stream): when the stream itself was ready.
+  std::map<std::pair<RankId, StreamId>, double> stream_ready;
   for (const auto& op : run.ops) {
-    if (!op.executed || !is_amax_reduction(op)) continue;
-    exposed += uncovered({op.start_us, op.end_us}, kernels[op.op.rank]);
-    queued += std::max(0.0, op.start_us - op.issue_end_us);
+    if (!op.executed) continue;
+    const Op& model = scenario.ranks[op.op.rank].threads[op.op.thread].program[op.op.index];
+    if (!is_device_op(model.kind)) continue;
+    double& ready = stream_ready[{op.op.rank, model.stream}];
+    if (is_amax_reduction(op)) {
+      exposed += uncovered({op.start_us, op.end_us}, kernels[op.op.rank]);
+      // Ready on its stream and issued, yet not started: held back by the collectives ahead of
+      // it on the communicator (gradient buckets on a shared one) or by serialized kernels.
+      queued += std::max(0.0, op.start_us - std::max(ready, op.issue_end_us));
+    }
+    ready = std::max(ready, op.end_us);
   }
   const double per = iters * static_cast<double>(std::max<std::size_t>(ranks, 1));
   figures.exposed_amax_latency_us = exposed / per;

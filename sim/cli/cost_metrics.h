@@ -10,7 +10,7 @@ namespace amaxcheck::cli {
 struct CostFigures {
   double iteration_time_us = 0;        ///< slowest rank's end time divided by iterations
   double exposed_amax_latency_us = 0;  ///< per rank and iteration: amax reduction time not hidden behind kernels
-  double amax_queued_us = 0;           ///< per rank and iteration: amax reduction time spent queued before starting
+  double amax_queued_us = 0;           ///< per rank and iteration: amax reduction ready on its stream but held back by earlier collectives
   std::uint64_t extra_comm_memory_bytes = 0;  ///< estimate for a separate amax communicator
 };
 
