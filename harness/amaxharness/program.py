@@ -257,3 +257,37 @@ def read_check_report(done: Completed) -> CheckReport:
         return parse_check_report(extract_json_object(done.stdout))
     except ValueError as err:
         raise ProgramError(f"unreadable report ({err}) from {done.command_line()}") from None
+
+
+@dataclasses.dataclass
+class ReplayReport:
+    """`amaxcheck replay --json`: the replayed run's hazards (verdict from the exit code)."""
+
+    verdict: str
+    hazards: list[Hazard]
+    steps: int | None
+    outcome: str
+
+    @property
+    def hazard_kinds(self) -> list[str]:
+        found = {h.kind for h in self.hazards}
+        return [k for k in HAZARD_KINDS if k in found] + sorted(found - set(HAZARD_KINDS))
+
+
+def read_replay_report(done: Completed) -> ReplayReport:
+    """The report of a `replay --json` run that exited 0 (clean) or 1 (hazard)."""
+    if done.returncode not in (0, 1):
+        raise ProgramError(describe_failure(done))
+    try:
+        doc = extract_json_object(done.stdout)
+        hazards = [Hazard(kind=_field(h, "kind", str, f"replay.hazards[{i}]"),
+                          summary=str(h.get("summary", "")), participants=[],
+                          replay=str(h.get("replay", "")))
+                   for i, h in enumerate(_field(doc, "hazards", list, "replay"))]
+    except ValueError as err:
+        raise ProgramError(f"unreadable replay report ({err}) from {done.command_line()}") \
+            from None
+    steps = doc.get("steps")
+    return ReplayReport(verdict="hazard" if done.returncode == 1 or hazards else "clean",
+                        hazards=hazards, steps=steps if isinstance(steps, int) else None,
+                        outcome=str(doc.get("outcome", "")))

@@ -16,6 +16,7 @@ from . import program
 from .errors import EXIT_CLEAN, EXIT_HAZARD, InputError, ProgramError
 
 HELP = __doc__.split("\n", 1)[1]
+SHOWN_HAZARDS = 5
 
 
 def add_parser(subparsers):
@@ -44,12 +45,12 @@ def count_steps(trace: pathlib.Path) -> int:
     return steps
 
 
-def _replay(binary, trace, timeout) -> program.CheckReport:
+def _replay(binary, trace, timeout) -> program.ReplayReport:
     done = program.run([binary, "replay", trace, "--json"], timeout_s=timeout)
     if done.returncode == 2:
         tail = done.stderr.strip().splitlines()[-1:] or ["(no message)"]
         raise InputError(f"{trace}: the replay rejected the trace: {tail[0]}")
-    return program.read_check_report(done)
+    return program.read_replay_report(done)
 
 
 def run(args) -> int:
@@ -92,13 +93,15 @@ def run(args) -> int:
     else:
         kinds = ", ".join(summary["hazard_kinds"]) or "no hazard"
         print(f"repro: {trace} replays: {replayed.verdict} ({kinds})")
-        for line in summary["hazards"]:
+        shown = summary["hazards"][:SHOWN_HAZARDS]
+        for line in shown:
             print(f"  {line}")
+        if len(summary["hazards"]) > len(shown):
+            print(f"  ... and {len(summary['hazards']) - len(shown)} more (--json lists them all)")
         print(f"  replayed trace: {trace} ({summary['steps']} steps)")
         if summary["shrunk"]:
             before, after = summary["steps"], summary["shrunk_steps"]
-            ratio = f", {100 * (1 - after / before):.0f}% smaller" if before else ""
-            print(f"  shrunk trace:   {shrunk} ({after} steps{ratio}; "
+            print(f"  shrunk trace:   {shrunk} ({after} steps, was {before}; "
                   f"replay: amaxcheck replay {shrunk})")
         else:
             print("  shrunk trace:   (none: the trace shows no hazard)")

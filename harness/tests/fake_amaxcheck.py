@@ -20,7 +20,8 @@ import time
 
 KNOWN = {"--comm", "--wait", "--amax-order", "--dp", "--tp", "--pp", "--cp", "--modules",
          "--microbatches", "--iters", "--kernels", "--strategy", "--seed", "--runs",
-         "--trace-out", "--backend", "--alpha-us", "--depth"}
+         "--trace-out", "--backend", "--alpha-us", "--depth", "--max-schedules"}
+FLAGS = {"--json", "--keep-going"}
 
 
 def log(argv):
@@ -34,7 +35,7 @@ def options(args):
     opts, flags, rest, i = {}, set(), [], 0
     while i < len(args):
         a = args[i]
-        if a == "--json":
+        if a in FLAGS:
             flags.add(a)
         elif a.startswith("--"):
             if a not in KNOWN:
@@ -86,7 +87,7 @@ def check(args):
         if opts.get("--comm") == "shared" and opts.get("--amax-order") == "rank-dependent":
             hazards.append(hazard("ordering_hazard", "amax vs gradient order differs"))
     report = {"verdict": "hazard" if hazards else "clean", "hazards": hazards,
-              "runs": int(opts.get("--runs", 1)),
+              "runs": int(opts.get("--runs", opts.get("--max-schedules", 1))),
               "complete": strategy == "exhaustive" and dp <= 8,
               "strategy": strategy, "seed": int(opts.get("--seed", 0)),
               "trace": opts.get("--trace-out")}

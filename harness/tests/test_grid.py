@@ -71,6 +71,25 @@ def test_cost_knobs_reach_only_the_timed_run_and_runs_only_the_safety_run():
     assert len(plan_mod.distinct_jobs(planned)) == 3
 
 
+def test_exhaustive_runs_cap_the_schedules_and_keep_going_collects_every_hazard():
+    g = build({"axes": {"protocol": ["p"], "dp": [2, 64]},
+               "safety": [{"when": {"dp": 2}, "strategy": "exhaustive", "runs": 500},
+                          {"strategy": "pct", "runs": 9, "keep_going": True}]})
+    small, large = (p.safety.args for p in plan_mod.plan(g))
+    assert "--max-schedules" in small and "--runs" not in small
+    assert small[small.index("--max-schedules") + 1] == "500"
+    assert "--keep-going" in large and large[large.index("--runs") + 1] == "9"
+
+
+def test_a_timed_safety_strategy_reuses_the_timed_run():
+    g = build({"axes": {"protocol": ["p"], "dp": [2, 1024]},
+               "safety": [{"when": {"dp": 1024}, "strategy": "timed"}, {"runs": 5}]})
+    small, large = plan_mod.plan(g)
+    assert small.safety != small.timed
+    assert large.safety is large.timed
+    assert len(plan_mod.distinct_jobs([small, large])) == 3
+
+
 def test_command_line_overrides_replace_an_axis_and_every_safety_rule():
     g = build({"axes": {"protocol": ["p"], "dp": [2, 4, 8]},
                "safety": [{"when": {"dp": 2}, "strategy": "exhaustive", "runs": 100}]},

@@ -16,11 +16,15 @@ A grid file (JSON or TOML) looks like:
     modules = 2
     [[safety]]                                  # first rule whose `when` matches a point wins
     when = { dp = { "<=" = 8 } }
-    strategy = "exhaustive"
+    strategy = "exhaustive"                     # runs caps the schedules (--max-schedules)
     runs = 2000
     [[safety]]
-    strategy = "pct"
+    when = { dp = { "<=" = 256 } }
+    strategy = "pct"                            # random | pct: runs is --runs
     runs = 50
+    keep_going = true                           # every distinct hazard, not just the first run's
+    [[safety]]
+    strategy = "timed"                          # the timed run is the safety run (one schedule)
     [[timed]]                                   # same rule shape; `skip = true` drops the run
     when = { dp = { ">" = 512 } }
     skip = true
@@ -42,11 +46,13 @@ from ..errors import InputError
 
 PROTOCOL = "protocol"
 COST_PREFIX = "cost."
-SETTING_KEYS = ("strategy", "runs", "seed", "args", "skip")
+SETTING_KEYS = ("strategy", "runs", "seed", "keep_going", "args", "skip")
 COMPARISONS = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
                ">=": lambda a, b: a >= b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
-DEFAULT_SAFETY = {"strategy": "random", "runs": 100, "seed": 1, "args": [], "skip": False}
-DEFAULT_TIMED = {"strategy": "timed", "runs": 1, "seed": 1, "args": [], "skip": False}
+DEFAULT_SAFETY = {"strategy": "random", "runs": 100, "seed": 1, "keep_going": False, "args": [],
+                  "skip": False}
+DEFAULT_TIMED = {"strategy": "timed", "runs": 1, "seed": 1, "keep_going": False, "args": [],
+                 "skip": False}
 TOP_LEVEL_KEYS = {"name", "title", "description", "x", "design", "axes", "fixed", "safety",
                   "timed", "point_timeout_s"}
 
@@ -229,8 +235,9 @@ def _check_settings(settings: dict, where: str):
     if "args" in settings and (not isinstance(settings["args"], list)
                                or not all(isinstance(a, str) for a in settings["args"])):
         raise InputError(f"{where}.args: expected a list of strings")
-    if "skip" in settings and not isinstance(settings["skip"], bool):
-        raise InputError(f"{where}.skip: expected true or false")
+    for key in ("skip", "keep_going"):
+        if key in settings and not isinstance(settings[key], bool):
+            raise InputError(f"{where}.{key}: expected true or false")
 
 
 def load_document(path: pathlib.Path) -> dict:
