@@ -4,13 +4,20 @@
 
 #include "cli/commands.h"
 #include "cli/hazard_report.h"
+#if AMAXCHECK_HAVE_CUDA
 #include "cuda/differential.h"
 #include "cuda/gpu_run.h"
+#endif
 #include "scheduler/explore.h"
 #include "util/check.h"
 
 namespace amaxcheck::cli {
 
+#if !AMAXCHECK_HAVE_CUDA
+int check_on_gpu(const Scenario&, const CheckRequest&, bool) {
+  throw InputError("no usable CUDA device: this amaxcheck was built without the CUDA backend (meson -Dcuda=disabled, or nvcc/NCCL not found)");
+}
+#else
 int check_on_gpu(const Scenario& scenario, const CheckRequest& request, bool json) {
   if (auto reason = gpu::cuda_unavailable_reason()) throw InputError(*reason);
   // The schedule: run 0 of the requested strategy, every step recorded.
@@ -46,5 +53,6 @@ int check_on_gpu(const Scenario& scenario, const CheckRequest& request, bool jso
   }
   return hazards.empty() && agree ? exit_clean : exit_hazard;
 }
+#endif
 
 }  // namespace amaxcheck::cli

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/engine_state.h"
 #include "util/check.h"
 
@@ -14,15 +16,16 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     actor_count += rank.threads.size() + rank.streams.size();
   }
   ranks.resize(s.ranks.size());
+  const VectorClock root(actor_count);  // every clock starts as a copy, sharing its base
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const Rank& rank = s.ranks[r];
     RankState& st = ranks[r];
     ActorId next = actor_base[r];
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
-      st.threads.push_back(ThreadState{0, next++, VectorClock(actor_count)});
+      st.threads.push_back(ThreadState{0, next++, root});
     }
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
-      st.streams.push_back(StreamState{next++, {}, VectorClock(actor_count)});
+      st.streams.push_back(StreamState{next++, {}, root});
     }
     st.latest_record.resize(rank.events.size());
     st.flag_signals.resize(rank.flags.size());
@@ -127,32 +130,84 @@ bool rendezvous_ready(const Engine::State& st, CommId c) {
 
 }  // namespace
 
+namespace {
+
+/// The enabled actions of one rank (issue by thread, then execute / join by stream).
+void append_rank_actions(const Engine::State& st, RankId r, std::vector<Action>& out) {
+  const RankState& rank = st.ranks[r];
+  const auto& threads = st.scenario.ranks[r].threads;
+  for (ThreadId t = 0; t < rank.threads.size(); ++t) {
+    const std::uint32_t pc = rank.threads[t].pc;
+    if (pc < threads[t].program.size() && host_op_ready(st, r, threads[t].program[pc])) {
+      out.push_back({ActionKind::issue, r, t});
+    }
+  }
+  for (StreamId k = 0; k < rank.streams.size(); ++k) {
+    const auto& queue = rank.streams[k].queue;
+    if (queue.empty()) continue;
+    const QueuedOp& head = queue.front();
+    if (is_collective(head.op->kind)) {
+      if (!head.joined && may_join(st, r, head)) out.push_back({ActionKind::join, r, k});
+    } else if (head_ready(st, r, head)) {
+      out.push_back({ActionKind::execute, r, k});
+    }
+  }
+}
+
+/// Canonical order: rank actions rank by rank, then completes by communicator.
+bool before_rank(const Action& a, RankId r) { return a.kind != ActionKind::complete && a.rank < r; }
+bool before_comm(const Action& a, CommId c) { return a.kind != ActionKind::complete || a.lane < c; }
+
+}  // namespace
+
+void refresh_rank(Engine::State& st, RankId r) {
+  auto& en = st.enabled;
+  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
+  auto hi = std::partition_point(lo, en.end(), [&](const Action& a) { return before_rank(a, r + 1); });
+  std::vector<Action> fresh;
+  append_rank_actions(st, r, fresh);
+  // Replace the rank's block in place; the common case keeps its size.
+  const auto at = lo - en.begin();
+  if (hi - lo == static_cast<std::ptrdiff_t>(fresh.size())) {
+    std::copy(fresh.begin(), fresh.end(), lo);
+  } else {
+    en.erase(lo, hi);
+    en.insert(en.begin() + at, fresh.begin(), fresh.end());
+  }
+}
+
+void refresh_comm(Engine::State& st, CommId c) {
+  auto& en = st.enabled;
+  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_comm(a, c); });
+  const bool present = lo != en.end() && lo->kind == ActionKind::complete && lo->lane == c;
+  const bool ready = rendezvous_ready(st, c);
+  if (present && !ready) en.erase(lo);
+  if (!present && ready) en.insert(lo, Action{ActionKind::complete, 0, c});
+}
+
+bool is_enabled(const Engine::State& st, const Action& action) {
+  const Scenario& s = st.scenario;
+  if (action.kind == ActionKind::complete) return action.lane < s.comms.size() && rendezvous_ready(st, action.lane);
+  if (action.rank >= s.ranks.size()) return false;
+  const RankState& rank = st.ranks[action.rank];
+  if (action.kind == ActionKind::issue) {
+    if (action.lane >= rank.threads.size()) return false;
+    const auto& program = s.ranks[action.rank].threads[action.lane].program;
+    const std::uint32_t pc = rank.threads[action.lane].pc;
+    return pc < program.size() && host_op_ready(st, action.rank, program[pc]);
+  }
+  if (action.lane >= rank.streams.size() || rank.streams[action.lane].queue.empty()) return false;
+  const QueuedOp& head = rank.streams[action.lane].queue.front();
+  if (action.kind == ActionKind::join) return is_collective(head.op->kind) && !head.joined && may_join(st, action.rank, head);
+  return !is_collective(head.op->kind) && head_ready(st, action.rank, head);
+}
+
 const std::vector<Action>& Engine::enabled() const {
   State& st = *state_;
   if (st.enabled_valid) return st.enabled;
   st.enabled.clear();
-  const Scenario& s = st.scenario;
-  for (RankId r = 0; r < s.ranks.size(); ++r) {
-    const RankState& rank = st.ranks[r];
-    for (ThreadId t = 0; t < rank.threads.size(); ++t) {
-      const auto& program = s.ranks[r].threads[t].program;
-      const std::uint32_t pc = rank.threads[t].pc;
-      if (pc < program.size() && host_op_ready(st, r, program[pc])) {
-        st.enabled.push_back({ActionKind::issue, r, t});
-      }
-    }
-    for (StreamId k = 0; k < rank.streams.size(); ++k) {
-      const auto& queue = rank.streams[k].queue;
-      if (queue.empty()) continue;
-      const QueuedOp& head = queue.front();
-      if (is_collective(head.op->kind)) {
-        if (!head.joined && may_join(st, r, head)) st.enabled.push_back({ActionKind::join, r, k});
-      } else if (head_ready(st, r, head)) {
-        st.enabled.push_back({ActionKind::execute, r, k});
-      }
-    }
-  }
-  for (CommId c = 0; c < s.comms.size(); ++c) {
+  for (RankId r = 0; r < st.scenario.ranks.size(); ++r) append_rank_actions(st, r, st.enabled);
+  for (CommId c = 0; c < st.scenario.comms.size(); ++c) {
     if (rendezvous_ready(st, c)) st.enabled.push_back({ActionKind::complete, 0, c});
   }
   st.enabled_valid = true;

@@ -91,7 +91,8 @@ class Engine {
 
   /// Enabled actions in a canonical order (ranks, then threads, streams, comms).
   const std::vector<Action>& enabled() const;
-  /// Applies an enabled action; throws InternalError if it is not enabled.
+  /// Applies an enabled action; throws InternalError if it is not enabled. `action` may be an
+  /// element of enabled() (it is copied before the list changes).
   Step apply(const Action& action);
   /// Tells observers the run ended. Call once, when enabled() is empty.
   void finish();

@@ -1,6 +1,8 @@
 // The effect of each action on the run state, the observers and the step record.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/engine.h"
 #include "engine/engine_state.h"
 #include "util/check.h"
@@ -172,12 +174,13 @@ struct Applier {
     Rendezvous& rv = node.mapped();
     const std::uint64_t seq = comm.next_seq++;
     std::vector<const Joined*> members;
-    VectorClock all(st.actor_count);
+    VectorClock all;
     for (const auto& m : rv.members) {
       if (!m) continue;
       members.push_back(&*m);
       all.join(m->clock);
     }
+    all.compact();  // one shared base for every member's clock after the collective
     complete_collective(members, st.ranks);
     step.op = members.front()->ref;
     step.op_name = members.front()->op->name;
@@ -209,10 +212,12 @@ struct Applier {
 
 }  // namespace
 
-Step Engine::apply(const Action& action) {
+Step Engine::apply(const Action& requested) {
+  // A copy: callers often pass an element of enabled(), which this step rewrites.
+  const Action action = requested;
   State& st = *state_;
-  const auto& en = enabled();
-  AMAX_CHECK(std::find(en.begin(), en.end(), action) != en.end(),
+  enabled();  // make sure the incremental list exists before patching it
+  AMAX_CHECK(is_enabled(st, action),
              fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
   Step step;
   step.index = st.step;
@@ -226,7 +231,14 @@ Step Engine::apply(const Action& action) {
     case ActionKind::complete: applier.complete(action); break;
   }
   ++st.step;
-  st.enabled_valid = false;
+  // Enabledness depends only on the acting rank's own state, plus rendezvous for collectives.
+  if (action.kind == ActionKind::complete) {
+    refresh_comm(st, action.lane);
+    for (RankId member : st.scenario.comms[action.lane].members) refresh_rank(st, member);
+  } else {
+    refresh_rank(st, action.rank);
+    if (action.kind == ActionKind::join) refresh_comm(st, step.comm);
+  }
   return step;
 }
 

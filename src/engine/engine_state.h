@@ -83,12 +83,20 @@ struct Engine::State {
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
   std::size_t actor_count = 0;
   std::size_t step = 0;
+  /// Enabled actions in canonical order, kept up to date step by step (refresh_rank /
+  /// refresh_comm) so a step costs what it touches, not the size of the world.
   mutable std::vector<Action> enabled;
-  mutable bool enabled_valid = false;
+  mutable bool enabled_valid = false;  ///< false until the first full computation
   bool finished = false;
 
   State(const Scenario& s, EngineOptions o);
 };
+
+/// Recomputes the enabled actions of one rank / one communicator's rendezvous.
+void refresh_rank(Engine::State& st, RankId rank);
+void refresh_comm(Engine::State& st, CommId comm);
+/// Whether `action` is enabled now (without scanning the enabled list).
+bool is_enabled(const Engine::State& st, const Action& action);
 
 /// Object keys for partial-order reduction footprints.
 enum class ObjectType : std::uint64_t { thread = 1, stream, event, flag, comm_rank, rendezvous, launch_order, buffer };

@@ -1,6 +1,8 @@
 // What blocks a stuck run, and on whom: the raw material of deadlock reports.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "engine/engine.h"
 #include "engine/engine_state.h"
 

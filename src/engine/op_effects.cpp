@@ -1,4 +1,5 @@
 // The value semantics of ops: what kernels and collectives compute.
+#include <algorithm>
 #include <cmath>
 
 #include "engine/engine_state.h"

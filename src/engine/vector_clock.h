@@ -2,9 +2,18 @@
 /// Vector clocks over "actors": every (rank, host thread) and every (rank, stream) of a
 /// scenario is one component. This is the happens-before representation the race detector
 /// uses, as the CUDA stream sanitizer does, extended across ranks by collective completion.
+///
+/// Representation: an immutable, shared dense *base* plus a small sorted *delta* of the
+/// entries that are ahead of it. Copies share the base, so snapshotting a clock (an issued op,
+/// an event record) costs the delta, not the number of actors. Bases form a tree: a base made
+/// by compacting or by a collective's join remembers the base it grew from, so joining a clock
+/// whose base is an ancestor of ours only merges deltas. After a collective over m ranks every
+/// member's clock shares one new base, which keeps the cost of a collective linear in the
+/// number of actors instead of quadratic (see bench/bench_engine.cpp, BM_CostPerCollective).
 
-#include <algorithm>
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 namespace amaxcheck {
@@ -14,22 +23,47 @@ using Epoch = std::uint32_t;
 
 class VectorClock {
  public:
+  /// The all-zero clock with no actors (a placeholder that is assigned before use).
   VectorClock() = default;
-  explicit VectorClock(std::size_t actors) : ticks_(actors, 0) {}
+  /// The all-zero clock over `actors` actors. Clocks meant to be joined cheaply should be
+  /// copies of one such root, so that they share its base.
+  explicit VectorClock(std::size_t actors);
 
-  Epoch operator[](ActorId actor) const { return ticks_[actor]; }
+  Epoch operator[](ActorId actor) const;
   /// Advances `actor` by one and returns its new epoch.
-  Epoch tick(ActorId actor) { return ++ticks_[actor]; }
-  void join(const VectorClock& other) {
-    for (std::size_t i = 0; i < ticks_.size(); ++i) ticks_[i] = std::max(ticks_[i], other.ticks_[i]);
-  }
+  Epoch tick(ActorId actor);
+  /// Pointwise maximum with `other`.
+  void join(const VectorClock& other);
   /// True when the access (actor, epoch) happened before the holder of this clock.
-  bool covers(ActorId actor, Epoch epoch) const { return epoch <= ticks_[actor]; }
-  std::size_t size() const { return ticks_.size(); }
-  friend bool operator==(const VectorClock&, const VectorClock&) = default;
+  bool covers(ActorId actor, Epoch epoch) const { return epoch <= (*this)[actor]; }
+  std::size_t size() const { return size_; }
+  /// Makes this clock's base a fresh dense copy of its value (after a many-way join, so that
+  /// every clock that copies it afterwards shares that base).
+  void compact();
+  friend bool operator==(const VectorClock& a, const VectorClock& b);
 
  private:
-  std::vector<Epoch> ticks_;
+  struct Base {
+    std::vector<Epoch> ticks;
+    /// The base this one grew from (this one dominates it). Weak, so old bases are freed once no
+    /// clock uses them; an expired link only means a join falls back to the dense path.
+    std::weak_ptr<const Base> parent;
+    std::uint32_t depth = 0;
+    bool zero = false;  ///< all ticks zero: every base dominates it
+  };
+  using Entry = std::pair<ActorId, Epoch>;
+
+  Epoch base_at(ActorId actor) const { return base_ ? base_->ticks[actor] : 0; }
+  /// True when `ancestor` is `base` or one of its parents (so `base` dominates it).
+  static bool descends(const std::shared_ptr<const Base>& base, const Base* ancestor);
+  /// Sets `actor` to max(current, epoch) in the delta.
+  void raise(ActorId actor, Epoch epoch);
+  void rebase(const std::shared_ptr<const Base>& base);
+  void compact_if_large();
+
+  std::shared_ptr<const Base> base_;
+  std::vector<Entry> delta_;  ///< sorted by actor; every entry is ahead of the base
+  std::size_t size_ = 0;
 };
 
 }  // namespace amaxcheck

@@ -1,6 +1,7 @@
 #pragma once
 // Brute-force exploration of every interleaving of a tiny scenario, for litmus tests.
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "detectors/detector.h"
@@ -57,6 +58,13 @@ inline bool has(const std::vector<Hazard>& hs, HazardKind kind) {
     if (h.kind == kind) return true;
   }
   return false;
+}
+
+/// The hazards' summaries, one per line, for failure messages.
+inline std::string describe(const std::vector<Hazard>& hs) {
+  std::string out;
+  for (const auto& h : hs) out += std::string(to_string(h.kind)) + ": " + h.summary + "\n";
+  return out;
 }
 
 }  // namespace amaxcheck::litmus
