@@ -1,0 +1,125 @@
+// Property 4: determinism and replay, through the scheduler's own trace, replay and shrink
+// APIs. The same scenario and seed give byte-identical traces; replaying a recorded trace
+// (serialized and parsed back, scenario taken from the trace itself) reproduces its run and
+// outcome; shrinking a failing run keeps the failure, and the shrunk trace replays to it.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <optional>
+#include <set>
+
+#include "failure_report.h"
+#include "generators.h"
+#include "observed_run.h"
+#include "scheduler/reproduce.h"
+#include "scheduler/shrink.h"
+#include "util/check.h"
+
+namespace amaxcheck::props {
+namespace {
+
+/// A safe or an unsafe configuration, so traces with and without hazards are both covered.
+ProtocolCase any_case(std::uint32_t max_world = kMaxWorld) {
+  if (*rc::gen::arbitrary<bool>()) return *safe_case(max_world);
+  return *unsafe_case(*unsafe_design(), max_world);
+}
+
+sched::Trace trace_of(const ObservedRun& run) {
+  sched::ExploreOptions options;
+  options.strategy = run.schedule.kind;
+  options.seed = run.schedule.seed;
+  options.pct_depth = run.schedule.depth;
+  options.run.engine = run.engine;
+  const sched::FailingRun as_run{0, sched::run_seed(run.schedule.seed, 0), run.strategy_name, run.strategy_parameters, run.run};
+  return sched::failure_trace(run.scenario, options, as_run);
+}
+
+std::set<std::string> hazard_keys(const std::vector<Hazard>& hazards) {
+  std::set<std::string> keys;
+  for (const Hazard& h : hazards) keys.insert(h.key());
+  return keys;
+}
+
+RC_GTEST_PROP(Determinism, the_same_scenario_and_seed_give_byte_identical_traces, ()) {
+  const ProtocolCase c = any_case();
+  const std::string first = sched::trace_to_jsonl(trace_of(observe(c, {}, Values::as_configured)));
+  const std::string second = sched::trace_to_jsonl(trace_of(observe(c, {}, Values::as_configured)));
+  if (first != second) {
+    RC_LOG() << failure_report("determinism", observe(c, {}, Values::as_configured), check_command(c));
+    std::size_t at = 0;
+    while (at < first.size() && at < second.size() && first[at] == second[at]) ++at;
+    RC_FAIL("the two traces differ from byte " + std::to_string(at));
+  }
+}
+
+RC_GTEST_PROP(Replay, replaying_a_recorded_trace_reproduces_its_steps_hazards_and_outcome, ()) {
+  const ProtocolCase c = any_case();
+  const ObservedRun original = observe(c, {}, Values::as_configured);
+  const sched::Trace parsed = sched::parse_trace(sched::trace_to_jsonl(trace_of(original)), "recorded.trace.jsonl");
+  const Scenario scenario = sched::trace_scenario(parsed, "recorded.trace.jsonl");
+  try {
+    const sched::RunResult replayed = sched::replay_trace(scenario, parsed, "recorded.trace.jsonl");
+    RC_ASSERT(replayed.outcome == original.run.outcome);
+    RC_ASSERT(replayed.choices == original.run.choices);
+    RC_ASSERT(hazard_keys(replayed.hazards) == hazard_keys(original.run.hazards));
+  } catch (const InputError& e) {
+    RC_LOG() << failure_report("replay", original, check_command(c));
+    RC_FAIL(std::string("the replay diverged: ") + e.what());
+  }
+}
+
+/// Shrinks the run of an unsafe case and checks the result. `gradient_op` fixes the DDP
+/// collective; `from_trace` replays the scenario embedded in the shrunk trace (as
+/// `amaxcheck replay` does) rather than the shrinker's in-memory one (see the disabled
+/// property below).
+void check_shrink(std::optional<GradOp> gradient_op, bool from_trace) {
+  const UnsafeDesign design = *unsafe_design();
+  ProtocolCase c = *unsafe_case(design, 4);
+  if (gradient_op) c.knobs.grad_op = *gradient_op;
+  const ObservedRun original = observe(c, {}, Values::as_configured);
+  const Hazard* target = nullptr;
+  for (const Hazard& h : original.run.hazards) {
+    if (!target && is_signature(design, h.kind)) target = &h;
+  }
+  RC_ASSERT(target != nullptr);  // the verdict properties check this in depth
+  sched::ShrinkOptions options;
+  options.max_tests = 400;
+  options.run.engine = original.engine;
+  const sched::ShrinkResult shrunk = sched::shrink(original.scenario, original.run.choices, target->kind, options);
+  auto fail = [&](const std::string& why) {
+    RC_LOG() << failure_report("shrink", original, check_command(c));
+    RC_FAIL(why);
+  };
+  if (!shrunk.run.has_hazard(target->kind)) fail(std::string("the shrunk run no longer shows ") + to_string(target->kind));
+  if (shrunk.after.ranks > shrunk.before.ranks || shrunk.after.ops > shrunk.before.ops) fail("shrinking made the run bigger");
+  RC_TAG(shrunk.after.ops < shrunk.before.ops ? "smaller" : "already minimal");
+  // The shrunk trace replays strictly, to the same hazards.
+  const sched::TraceOrigin origin{"replay", 0, 0, nlohmann::ordered_json::object()};
+  const std::string where = "shrunk.trace.jsonl";
+  const sched::Trace trace =
+      sched::parse_trace(sched::trace_to_jsonl(sched::make_trace(shrunk.scenario, shrunk.run, origin, options.run.engine)), where);
+  try {
+    const Scenario scenario = from_trace ? sched::trace_scenario(trace, where) : shrunk.scenario;
+    const sched::RunResult replayed = sched::replay_trace(scenario, trace, where);
+    if (hazard_keys(replayed.hazards) != hazard_keys(shrunk.run.hazards)) fail("the shrunk trace replays to other hazards");
+  } catch (const InputError& e) {
+    fail(std::string("the shrunk trace does not replay: ") + e.what());
+  }
+}
+
+RC_GTEST_PROP(Shrink, a_shrunk_failing_run_still_fails_the_same_way_and_its_trace_replays_to_it, ()) {
+  check_shrink(GradOp::all_reduce, false);
+}
+
+// Known shrinker bug, reported to the lead: drop_rank can leave a scenario that fails
+// validation, so the scenario embedded in the shrunk trace cannot be read back by
+// `amaxcheck replay`: a communicator with no members left ("comms[1].members: expected at least
+// one member rank"), or a reduce_scatter whose input count is still "output count x old
+// members" ("expected 4 (output count x members), got 6"). Run with
+// --gtest_also_run_disabled_tests.
+RC_GTEST_PROP(Shrink, DISABLED_the_scenario_embedded_in_a_shrunk_trace_reads_back_and_replays, ()) {
+  check_shrink(std::nullopt, true);
+}
+
+}  // namespace
+}  // namespace amaxcheck::props

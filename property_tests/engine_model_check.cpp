@@ -1,0 +1,182 @@
+#include "engine_model_check.h"
+
+#include <fmt/format.h>
+#include <rapidcheck/state.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "failure_report.h"
+#include "generators.h"
+#include "model/builder.h"
+#include "sequential_reference.h"
+#include "stream_model.h"
+
+namespace amaxcheck::props {
+namespace {
+
+struct Buffers {
+  BufferId x = 0, y = 0, history = 0, scale = 0, scale_inv = 0;
+};
+
+Op gen_op(RankId rank, const Buffers& b, CommId all, CommId pair) {
+  const Range x{b.x, 0, 2}, y{b.y, 0, 2}, history{b.history, 0, 2};
+  const StreamId stream = *rc::gen::inRange<StreamId>(0, 2);
+  const EventId event = *rc::gen::inRange<EventId>(0, 2);
+  const int kind = *rc::gen::weightedElement<int>(
+      {{3, 0}, {2, 1}, {1, 2}, {1, 3}, {2, 4}, {2, 5}, {1, 6}, {1, 7}, {1, 8}, {3, 9}, {1, 10}, {1, 11}});
+  switch (kind) {
+    case 0: {
+      const Range to = *rc::gen::element(x, y, history);
+      return ScenarioBuilder::fill(stream, to, *rc::gen::container<std::vector<float>>(2, special_float()));
+    }
+    case 1: {
+      const auto [from, to] = *rc::gen::element(std::pair{x, y}, std::pair{y, x}, std::pair{x, history});
+      return ScenarioBuilder::copy(stream, from, to);
+    }
+    case 2: {
+      Op op = ScenarioBuilder::copy(stream, *rc::gen::element(x, y), Range{b.history, 0, 1}, "local_amax");
+      op.kind = OpKind::local_amax;
+      return op;
+    }
+    case 3: {
+      Op op = ScenarioBuilder::copy(stream, history, history, "scale_update");
+      op.kind = OpKind::scale_update;
+      // most_recent: a NaN in the window of `max` is a known engine discrepancy
+      // (scale_update_test.cpp); the window semantics are covered there.
+      op.scale = ScaleUpdateParams{1, 2, HistoryAlgo::most_recent, *rc::gen::inRange(0, 3),
+                                   *rc::gen::element(Fp8Format::e4m3, Fp8Format::e5m2)};
+      op.reads = {history, Range{b.scale, 0, 1}};
+      op.writes = {history, Range{b.scale, 0, 1}, Range{b.scale_inv, 0, 1}};
+      return op;
+    }
+    case 4: return ScenarioBuilder::record(stream, event);
+    case 5: return ScenarioBuilder::wait(stream, event, "wait", *rc::gen::element(OpKind::stream_wait_event, OpKind::work_wait));
+    case 6: return ScenarioBuilder::host(OpKind::stream_synchronize, stream);
+    case 7: return ScenarioBuilder::host(OpKind::event_synchronize, event);
+    case 8: return ScenarioBuilder::host(OpKind::device_synchronize);
+    case 9: {
+      const CommId comm = rank < 2 ? *rc::gen::element(all, pair) : all;
+      return ScenarioBuilder::all_reduce(stream, comm, x, *rc::gen::element(x, y), "all_reduce",
+                                         *rc::gen::element(ReduceOp::max, ReduceOp::sum));
+    }
+    case 10: return ScenarioBuilder::host(OpKind::host_signal, 0);
+    default: {
+      Op op = ScenarioBuilder::host(OpKind::host_wait, 0);
+      op.count = *rc::gen::inRange<std::uint32_t>(1, 3);
+      return op;
+    }
+  }
+}
+
+/// The engine, and the actions applied to it so far (for the failure report).
+struct EngineUnderTest {
+  const Scenario& scenario;
+  EngineOptions options;
+  Engine engine;
+  std::vector<Action> applied;
+  EngineUnderTest(const Scenario& s, const EngineOptions& o) : scenario(s), options(o), engine(s, o) {}
+};
+
+using ModelCommand = rc::state::Command<StreamModel, EngineUnderTest>;
+
+std::string action_text(const Action& a) { return fmt::format("{} rank {} lane {}", to_string(a.kind), a.rank, a.lane); }
+
+std::string actions_text(const std::vector<Action>& actions) {
+  std::vector<std::string> parts;
+  for (const Action& a : actions) parts.push_back(action_text(a));
+  return "[" + fmt::format("{}", fmt::join(parts, "; ")) + "]";
+}
+
+/// Fails (with the counterexample files logged) unless engine and model agree on everything.
+void require_agreement(const StreamModel& model, EngineUnderTest& sut, const std::string& when) {
+  auto fail = [&](const std::string& why) {
+    RC_LOG() << action_failure_report("engine_model", sut.scenario, sut.applied, sut.options);
+    RC_FAIL(when + ": " + why);
+  };
+  const std::vector<Action> expected = model.enabled();
+  if (sut.engine.enabled() != expected) {
+    fail(fmt::format("the engine enables {} but the model enables {}", actions_text(sut.engine.enabled()), actions_text(expected)));
+  }
+  for (RankId r = 0; r < sut.scenario.ranks.size(); ++r) {
+    for (BufferId b = 0; b < sut.scenario.ranks[r].buffers.size(); ++b) {
+      const std::vector<float> got = sut.engine.read(r, Range{b, 0, sut.scenario.ranks[r].buffers[b].size});
+      if (!same_bits(got, model.buffer(r, b))) {
+        fail(fmt::format("rank {} buffer {} holds [{}] in the engine but [{}] in the model", r,
+                         sut.scenario.ranks[r].buffers[b].name, fmt::join(got, ", "), fmt::join(model.buffer(r, b), ", ")));
+      }
+    }
+  }
+  if (sut.engine.done() != model.done()) fail(fmt::format("the engine says done={} but the model says done={}", sut.engine.done(), model.done()));
+}
+
+/// One scheduler action, picked among those the model enables.
+struct ApplyAction final : ModelCommand {
+  Action action;
+  explicit ApplyAction(const StreamModel& model) : action(*rc::gen::elementOf(model.enabled())) {}
+
+  void checkPreconditions(const StreamModel& model) const override {
+    const auto enabled = model.enabled();
+    RC_PRE(std::find(enabled.begin(), enabled.end(), action) != enabled.end());
+  }
+  void apply(StreamModel& model) const override { model.apply(action); }
+  void run(const StreamModel& model, EngineUnderTest& sut) const override {
+    require_agreement(model, sut, "before " + action_text(action));
+    sut.applied.push_back(action);
+    sut.engine.apply(action);
+    StreamModel after = model;
+    after.apply(action);
+    require_agreement(after, sut, "after " + action_text(action));
+  }
+  void show(std::ostream& os) const override { os << action_text(action); }
+};
+
+/// Nothing is enabled: both must agree, and agree on whether the run finished or is stuck.
+struct AtTheEnd final : ModelCommand {
+  explicit AtTheEnd(const StreamModel&) {}
+  void checkPreconditions(const StreamModel& model) const override { RC_PRE(model.enabled().empty()); }
+  void run(const StreamModel& model, EngineUnderTest& sut) const override { require_agreement(model, sut, "at the end"); }
+  void show(std::ostream& os) const override { os << "at the end"; }
+};
+
+}  // namespace
+
+rc::Gen<Scenario> small_program() {
+  return rc::gen::exec([] {
+    ScenarioBuilder b("model-based engine test");
+    const RankId ranks = *rc::gen::inRange<RankId>(2, 4);
+    b.kernels(*rc::gen::element(KernelConcurrency::concurrent, KernelConcurrency::serialized));
+    std::vector<Buffers> buffers;
+    std::vector<RankId> everyone;
+    for (RankId r = 0; r < ranks; ++r) {
+      b.rank();
+      b.stream(r, "s0");
+      b.stream(r, "s1");
+      b.event(r, "e0");
+      b.event(r, "e1");
+      b.flag(r, "f0");
+      buffers.push_back(Buffers{b.buffer(r, "x", 2), b.buffer(r, "y", 2), b.buffer(r, "history", 2),
+                                b.buffer(r, "scale", 1, {1.0f}), b.buffer(r, "scale_inv", 1, {1.0f})});
+      everyone.push_back(r);
+    }
+    const CommId all = b.comm("all", everyone);
+    const CommId pair = b.comm("pair", {0, 1});
+    for (RankId r = 0; r < ranks; ++r) {
+      const int threads = *rc::gen::inRange(1, 3);
+      for (int t = 0; t < threads; ++t) {
+        const ThreadId thread = b.thread(r, fmt::format("t{}", t));
+        const int ops = *rc::gen::inRange(0, 9);
+        for (int i = 0; i < ops; ++i) b.op(r, thread, gen_op(r, buffers[r], all, pair));
+      }
+    }
+    return b.build();
+  });
+}
+
+void check_engine_against_model(const EngineOptions& engine) {
+  const Scenario scenario = *small_program();
+  EngineUnderTest sut(scenario, engine);
+  rc::state::check(StreamModel(scenario), sut, rc::state::gen::execOneOfWithArgs<ApplyAction, AtTheEnd>());
+}
+
+}  // namespace amaxcheck::props

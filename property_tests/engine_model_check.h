@@ -1,0 +1,23 @@
+#pragma once
+/// Property 5, the model-based test of the engine: random small programs (fills, copies,
+/// local amaxes, scale updates, event records and waits, work waits, stream / event / device
+/// synchronization, host signals and waits, all-reduces on two communicators, serialized or
+/// concurrent kernels), then a random sequence of scheduler actions (issue an op, execute or
+/// join a stream's head, complete a collective) run with rc::state against the engine (the
+/// system under test) and StreamModel (the model). Before and after every action both must
+/// enable exactly the same actions, hold bit-identical buffers and agree on being done.
+
+#include <rapidcheck.h>
+
+#include "engine/engine.h"
+#include "model/scenario.h"
+
+namespace amaxcheck::props {
+
+/// 2-3 ranks with 1-2 threads each, up to 8 ops per thread.
+rc::Gen<Scenario> small_program();
+
+/// Generates a program and an action sequence and checks the engine against the model.
+void check_engine_against_model(const EngineOptions& engine = {});
+
+}  // namespace amaxcheck::props

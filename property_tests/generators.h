@@ -1,0 +1,85 @@
+#pragma once
+/// RapidCheck generators for the property suite: protocol configurations (layouts, knobs,
+/// modules, microbatches, iterations, local amax inputs, per-rank module skipping) and
+/// schedules (strategy and seed).
+///
+/// Two families of configurations:
+/// - safe designs: te-sync, te-async waiting before the copy-back on a separate communicator
+///   in the same order on every rank (without evaluation-mode modules, a known protocol
+///   library bug: te_async_with_eval_case), and current scaling. Skips are generated per rank but
+///   applied to every rank of the skipper's amax group, since a module that registers on some
+///   members of a group and not others makes their reductions mismatch (that is an unsafe
+///   design of its own, below);
+/// - unsafe designs, one generator each, restricted to the configurations where the hazard is
+///   certain (so a missing report is a detector bug, not a lucky configuration).
+///
+/// Layouts: DP 1-16, TP 1-4, PP 1-2 with at most 16 ranks (the suite has to stay fast on two
+/// cores; the protocol tests cover 64 ranks), default rank order, CP 1.
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include <rapidcheck.h>
+
+#include "protocols/protocol.h"
+#include "scheduler/explore.h"
+
+namespace amaxcheck::props {
+
+/// How one run is scheduled: run 0 of `amaxcheck check --strategy K --seed S --depth D`.
+struct Schedule {
+  sched::StrategyKind kind = sched::StrategyKind::random;
+  std::uint64_t seed = 0;
+  std::uint32_t depth = 3;  ///< pct only
+};
+
+/// A protocol configuration and the schedule of one run of it.
+struct ProtocolCase {
+  ProtocolKnobs knobs;
+  Schedule schedule;
+};
+
+enum class UnsafeDesign : std::uint8_t {
+  wait_after_copy,                  ///< te-async: handle.wait() after the copy-back (data race)
+  shared_comm_rank_dependent_order, ///< amax and gradients on one comm, order differs (mismatch)
+  serialized_rank_dependent_order,  ///< separate comm, order differs, kernels serialized (deadlock)
+  skip_on_part_of_a_group,          ///< a module skipped on some members of an amax group (mismatch)
+};
+
+const char* to_string(UnsafeDesign design);
+
+/// A float for a tensor element, biased towards the edge cases: +-0, subnormals, +-inf, NaN,
+/// FLT_MAX, values around the FP8 maxima, and ordinary binary fractions.
+rc::Gen<float> special_float();
+
+rc::Gen<Schedule> schedule();
+/// The largest world the generators build by default.
+inline constexpr std::uint32_t kMaxWorld = 16;
+
+/// A valid configuration of a safe design with at most `max_world` ranks.
+rc::Gen<ProtocolKnobs> safe_knobs(std::uint32_t max_world = kMaxWorld);
+/// A valid configuration of `design` in which its hazard is certain (`max_world` >= 4).
+rc::Gen<ProtocolKnobs> unsafe_knobs(UnsafeDesign design, std::uint32_t max_world = kMaxWorld);
+rc::Gen<ProtocolCase> safe_case(std::uint32_t max_world = kMaxWorld);
+rc::Gen<ProtocolCase> unsafe_case(UnsafeDesign design, std::uint32_t max_world = kMaxWorld);
+/// te-async (wait before the copy-back, separate comm) with evaluation-mode modules: meant to
+/// be safe, reported as racing today (the disabled property in hazard_verdicts_test.cpp).
+rc::Gen<ProtocolCase> te_async_with_eval_case();
+/// Any unsafe design.
+rc::Gen<UnsafeDesign> unsafe_design();
+/// Whether `kind` is the signature of `design`: the kind its report must contain (the skip
+/// design shows as a collective mismatch or an unjoined collective, depending on the sizes).
+bool is_signature(UnsafeDesign design, HazardKind kind);
+
+/// The `amaxcheck check` command line that runs exactly this case (protocol, knobs, schedule).
+std::string check_command(const ProtocolCase& c);
+/// `--strategy K --seed S [--depth D] --runs 1`
+std::string schedule_args(const Schedule& s);
+
+/// How RapidCheck prints a case in a counterexample.
+void showValue(const ProtocolCase& c, std::ostream& os);
+void showValue(const Schedule& s, std::ostream& os);
+void showValue(UnsafeDesign design, std::ostream& os);
+
+}  // namespace amaxcheck::props

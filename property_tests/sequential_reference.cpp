@@ -1,0 +1,187 @@
+// The independent reference: plain loops over ranks, autocasts and tensors, nothing shared
+// with the engine's arithmetic. See sequential_reference.h for the semantics.
+#include "sequential_reference.h"
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+
+#include "protocols/schedule.h"
+
+namespace amaxcheck::props {
+namespace {
+
+struct Coords {
+  std::uint32_t tp = 0, dp = 0, pp = 0;
+};
+
+Coords coords_of(const ProtocolKnobs& k, RankId rank) {
+  return Coords{rank % k.tp, (rank / k.tp) % k.dp, rank / (k.tp * k.dp)};
+}
+
+bool runs(const ProtocolKnobs& k, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  for (const SkipRule& s : k.skips) {
+    if (s.rank == rank && s.module == module && (!s.iter || *s.iter == iter)) return false;
+  }
+  return true;
+}
+
+bool trains(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& e : k.evals) {
+    if (e.module == module && (!e.iter || *e.iter == iter)) return false;
+  }
+  return true;
+}
+
+float the_max(float a, float b) { return std::fmax(a, b); }  // NaN-ignoring, like fmaxf
+
+float reduced_amax(const ProtocolKnobs& k, const std::vector<RankId>& peers, std::uint32_t autocast,
+                   std::uint32_t module, Direction dir, std::uint32_t tensor) {
+  float amax = 0.0f;
+  for (RankId peer : peers) {
+    amax = the_max(amax, local_amax(tensor_values(k, peer, autocast, module, dir, tensor)));
+  }
+  return amax;
+}
+
+Fp8Format format_for(std::uint32_t dir) { return dir == 0 ? Fp8Format::e4m3 : Fp8Format::e5m2; }
+
+}  // namespace
+
+float local_amax(std::span<const float> values) {
+  float amax = 0.0f;
+  for (float v : values) {
+    if (!std::isnan(v) && std::fabs(v) > amax) amax = std::fabs(v);
+  }
+  return amax;
+}
+
+void scale_update(std::vector<float>& history, std::vector<float>& scale, std::vector<float>& scale_inv,
+                  std::uint32_t tensors, std::uint32_t history_len, HistoryAlgo algo, int margin,
+                  Fp8Format format) {
+  const float fp8_max = format == Fp8Format::e4m3 ? 448.0f : 57344.0f;
+  for (std::uint32_t t = 0; t < tensors; ++t) {
+    float amax = history[t];
+    if (algo == HistoryAlgo::max) {
+      for (std::uint32_t row = 1; row < history_len; ++row) {
+        const float v = history[row * tensors + t];
+        if (std::isnan(v) || std::isnan(amax)) {
+          amax = NAN;  // torch.max propagates NaN
+        } else if (v > amax) {
+          amax = v;
+        }
+      }
+    }
+    if (std::isfinite(amax) && amax > 0.0f) {
+      float s = (fp8_max / amax) / std::ldexp(1.0f, margin);
+      if (std::isinf(s)) s = FLT_MAX;
+      scale[t] = s;
+    }
+    scale_inv[t] = 1.0f / scale[t];
+  }
+  // torch.roll(h, -1, 0): new row r = old row r+1 (wrapping), then row 0 = 0.
+  const std::vector<float> old = history;
+  for (std::uint32_t row = 0; row < history_len; ++row) {
+    for (std::uint32_t t = 0; t < tensors; ++t) {
+      history[row * tensors + t] = old[((row + 1) % history_len) * tensors + t];
+    }
+  }
+  for (std::uint32_t t = 0; t < tensors; ++t) history[t] = 0.0f;
+}
+
+std::vector<RankId> amax_group(const ProtocolKnobs& k, RankId rank) {
+  GroupKind kind = k.group;
+  if (kind == GroupKind::automatic) kind = k.protocol == ProtocolName::current_scaling ? GroupKind::tp : GroupKind::tp_dp;
+  const Coords me = coords_of(k, rank);
+  std::vector<RankId> group;
+  const RankId world = k.dp * k.tp * k.pp;
+  for (RankId r = 0; r < world; ++r) {
+    const Coords c = coords_of(k, r);
+    bool same = false;
+    switch (kind) {
+      case GroupKind::dp: same = c.tp == me.tp && c.pp == me.pp; break;
+      case GroupKind::tp: same = c.dp == me.dp && c.pp == me.pp; break;
+      case GroupKind::tp_dp: same = c.pp == me.pp; break;
+      case GroupKind::world: same = true; break;
+      case GroupKind::automatic:
+      case GroupKind::explicit_lists:
+        for (const auto& list : k.explicit_groups) {
+          bool has_me = false, has_r = false;
+          for (RankId x : list) {
+            has_me |= x == rank;
+            has_r |= x == r;
+          }
+          same |= has_me && has_r;
+        }
+        break;
+    }
+    if (same) group.push_back(r);
+  }
+  return group;
+}
+
+std::vector<RankId> replica_group(const ProtocolKnobs& k, RankId rank) {
+  std::vector<RankId> group;
+  for (RankId r : amax_group(k, rank)) {
+    if (coords_of(k, r).pp == coords_of(k, rank).pp) group.push_back(r);
+  }
+  return group;
+}
+
+UpdateLog expected_updates(const ProtocolKnobs& k) {
+  UpdateLog log;
+  const RankId world = k.dp * k.tp * k.pp;
+  const bool current = k.protocol == ProtocolName::current_scaling;
+  const std::uint32_t autocasts = k.iters * k.microbatches;
+  for (RankId r = 0; r < world; ++r) {
+    const std::vector<RankId> group = replica_group(k, r);
+    for (std::uint32_t m = 0; m < k.modules; ++m) {
+      for (std::uint32_t dir = 0; dir < 2; ++dir) {
+        const std::uint32_t tensors = dir == 0 ? k.fwd_tensors : k.bwd_tensors;
+        const std::uint32_t history_len = current ? 1 : k.history;
+        const HistoryAlgo algo = current ? HistoryAlgo::most_recent : k.algo;
+        // One state per tensor for current scaling, one for the whole module otherwise.
+        const std::uint32_t states = current ? tensors : 1;
+        const std::uint32_t width = current ? 1 : tensors;
+        for (std::uint32_t s = 0; s < states; ++s) {
+          std::vector<float> history(history_len * width, 0.0f), scale(width, 1.0f), scale_inv(width, 1.0f);
+          auto& records = log[UpdateKey{r, m, dir, s}];
+          auto update = [&](std::uint32_t autocast) {
+            for (std::uint32_t t = 0; t < width; ++t) {
+              history[t] = reduced_amax(k, group, autocast, m, dir == 0 ? Direction::forward : Direction::backward,
+                                        current ? s : t);
+            }
+            UpdateRecord rec;
+            rec.autocast = autocast;
+            rec.consumed = history;
+            scale_update(history, scale, scale_inv, width, history_len, algo, k.margin, format_for(dir));
+            rec.history = history;
+            rec.scale = scale;
+            rec.scale_inv = scale_inv;
+            records.push_back(std::move(rec));
+          };
+          for (std::uint32_t a = 0; a < autocasts; ++a) {
+            const std::uint32_t iter = a / k.microbatches;
+            const bool module_runs = runs(k, r, iter, m);
+            const bool registers = module_runs && trains(k, iter, m);
+            if (!current) {
+              if (registers) update(a);
+            } else if (dir == 0) {
+              if (module_runs) update(a);                   // forward (evaluation mode too)
+              if (registers && k.recompute) update(a);      // recomputed in backward
+            } else if (registers) {
+              update(a);
+            }
+          }
+        }
+      }
+    }
+  }
+  return log;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+
+}  // namespace amaxcheck::props

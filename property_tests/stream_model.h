@@ -1,0 +1,85 @@
+#pragma once
+/// A simple sequential model of stream, event and communicator semantics (the `Model` of the
+/// model-based engine test), written from shared/DESIGN.md section 3 without the engine's code:
+/// no vector clocks, no observers, just queues, counters and values.
+///
+/// - issue: a host thread's next op. Host-blocking ops are enabled only when their condition
+///   holds (stream empty, event's latest record done, device idle, flag signalled enough);
+///   device ops are appended to their stream. A wait captures the event's latest record at
+///   issue time (none recorded: the wait is a no-op).
+/// - execute: the head of a stream runs when it is not a collective and, for a wait, when the
+///   captured record has completed.
+/// - join: the head collective starts when the rank's previous collective on the same
+///   communicator completed and, under serialized kernels, every collective the rank issued
+///   earlier completed.
+/// - complete: the next collective of a communicator completes when every member joined and
+///   they agree on kind, counts, reduction op and root. Inputs are read at completion; the
+///   reduction runs in member order.
+/// Kernels compute their values with the reference arithmetic (sequential_reference.h).
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "engine/action.h"
+#include "model/scenario.h"
+
+namespace amaxcheck::props {
+
+class StreamModel {
+ public:
+  /// `scenario` must outlive the model.
+  explicit StreamModel(const Scenario& scenario);
+
+  /// Enabled actions, in the engine's canonical order (ranks: threads, then streams; then comms).
+  std::vector<Action> enabled() const;
+  void apply(const Action& action);
+  /// Every program finished and every stream drained.
+  bool done() const;
+  const std::vector<float>& buffer(RankId rank, BufferId buffer) const;
+
+ private:
+  struct Queued {
+    OpRef ref;
+    int record = -1;  ///< event_record: its record; waits: the captured one (-1: none)
+    bool joined = false;
+    std::uint64_t seq = 0;  ///< collectives: index on the communicator
+  };
+  struct RankState {
+    std::vector<std::uint32_t> pc;  ///< per thread
+    std::vector<std::deque<Queued>> streams;
+    std::vector<int> latest_record;  ///< per event
+    std::vector<std::uint32_t> signals;  ///< per host flag
+    std::vector<std::vector<float>> buffers;
+    std::map<CommId, std::uint64_t> issued, completed;
+    std::vector<std::pair<CommId, std::uint64_t>> unfinished;  ///< collectives in issue order
+  };
+  struct Member {
+    RankId rank = 0;
+    StreamId stream = 0;
+    const Op* op = nullptr;
+  };
+  struct CommState {
+    std::uint64_t next = 0;
+    std::map<std::uint64_t, std::map<std::uint32_t, Member>> joined;  ///< seq -> member index -> member
+  };
+
+  const Op& op_at(const OpRef& ref) const;
+  bool host_ready(RankId rank, const Op& op) const;
+  bool may_join(RankId rank, const Queued& q) const;
+  bool may_complete(CommId comm) const;
+  void issue(RankId rank, ThreadId thread);
+  void execute(RankId rank, StreamId stream);
+  void join(RankId rank, StreamId stream);
+  void complete(CommId comm);
+  void run_kernel(RankId rank, const Op& op);
+
+  const Scenario* scenario_;
+  std::vector<RankState> ranks_;
+  std::vector<bool> record_done_;
+  std::vector<CommState> comms_;
+};
+
+}  // namespace amaxcheck::props
