@@ -151,6 +151,21 @@ def test_the_shipped_seed_question_covers_both_knobs_over_dp_2_to_1024():
     assert set(g.axes["wait"]) == {"before-copy", "after-copy"}
     assert g.axes["dp"] == [2 ** k for k in range(1, 11)]
     planned = plan_mod.plan(g)
-    assert len(planned) == 40
+    # shared x {same, rank-dependent} and separate x rank-dependent, x wait, x 10 DP sizes
+    assert len(planned) == 60
+    assert not any(p.point["comm"] == "separate" and p.point["amax-order"] == "same"
+                   for p in planned)
     assert all(p.safety is not None for p in planned)
-    assert all(p.timed is not None for p in planned)
+    for p in planned:
+        hangs = p.point["comm"] == "shared" and p.point["amax-order"] == "rank-dependent"
+        assert (p.timed is not None) == (p.point["dp"] <= 512 and not hangs)
+
+
+def test_excluded_points_are_left_out_of_the_product():
+    g = build({"axes": {"protocol": ["p"], "comm": ["shared", "separate"],
+                        "order": ["same", "rank-dependent"]},
+               "exclude": [{"comm": "separate", "order": "same"}]})
+    assert [(p["comm"], p["order"]) for p in g.points()] == [
+        ("shared", "same"), ("shared", "rank-dependent"), ("separate", "rank-dependent")]
+    with pytest.raises(InputError, match="exclude"):
+        build({"axes": {"protocol": ["p"]}, "exclude": [{}]})

@@ -14,6 +14,7 @@ A grid file (JSON or TOML) looks like:
     "cost.alpha-us" = [5, 10]                   # cost-model knobs: only passed to timed runs
     [fixed]                                     # single-valued knobs
     modules = 2
+    exclude = [{ comm = "separate", amax-order = "same" }]   # points to leave out
     [[safety]]                                  # first rule whose `when` matches a point wins
     when = { dp = { "<=" = 8 } }
     strategy = "exhaustive"                     # runs caps the schedules (--max-schedules)
@@ -53,8 +54,8 @@ DEFAULT_SAFETY = {"strategy": "random", "runs": 100, "seed": 1, "keep_going": Fa
                   "skip": False}
 DEFAULT_TIMED = {"strategy": "timed", "runs": 1, "seed": 1, "keep_going": False, "args": [],
                  "skip": False}
-TOP_LEVEL_KEYS = {"name", "title", "description", "x", "design", "axes", "fixed", "safety",
-                  "timed", "point_timeout_s"}
+TOP_LEVEL_KEYS = {"name", "title", "description", "x", "design", "axes", "fixed", "exclude",
+                  "safety", "timed", "point_timeout_s"}
 
 
 @dataclasses.dataclass
@@ -95,11 +96,15 @@ class Grid:
     timed: list
     point_timeout_s: float
     source: str
+    exclude: list = dataclasses.field(default_factory=list)  # Rules whose `when` drops a point
 
     def points(self) -> list[dict]:
-        """The cartesian product of the axes, first axis slowest, in a stable order."""
+        """The cartesian product of the axes, first axis slowest, in a stable order, less the
+        points an `exclude` condition matches."""
         keys = list(self.axes)
-        return [dict(zip(keys, combo)) for combo in itertools.product(*self.axes.values())]
+        points = [dict(zip(keys, combo)) for combo in itertools.product(*self.axes.values())]
+        return [p for p in points if not any(
+            rule.matches(p, f"{self.source}: exclude[{i}]") for i, rule in enumerate(self.exclude))]
 
     def varying(self) -> list[str]:
         return [k for k, values in self.axes.items() if len(values) > 1]
@@ -276,6 +281,10 @@ def build_grid(doc: dict, source: str, overrides: list[tuple[str, list]]) -> Gri
             axes[key] = axis_values(value, f"{source}: {section}.{key}") if section == "axes" \
                 else [_check_scalar(value, f"{source}: fixed.{key}")]
     safety = _parse_rules(doc.get("safety"), f"{source}: safety")
+    exclude = doc.get("exclude", [])
+    if not isinstance(exclude, list) or not all(isinstance(e, dict) and e for e in exclude):
+        raise InputError(f"{source}: exclude: expected a list of knob: condition objects")
+    exclude = _parse_rules([{"when": e} for e in exclude], f"{source}: exclude")
     timed_doc = doc.get("timed")
     timed = _parse_rules(timed_doc, f"{source}: timed")
     if timed_doc is False:
@@ -321,7 +330,7 @@ def build_grid(doc: dict, source: str, overrides: list[tuple[str, list]]) -> Gri
     name = doc.get("name", "sweep")
     return Grid(name=name, title=doc.get("title", name), description=doc.get("description", ""),
                 axes=axes, x=x, design=design, safety=safety, timed=timed,
-                point_timeout_s=float(timeout), source=source)
+                point_timeout_s=float(timeout), source=source, exclude=exclude)
 
 
 def load_grid(path: pathlib.Path | None, overrides: list[str]) -> Grid:

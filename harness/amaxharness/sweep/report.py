@@ -101,7 +101,7 @@ def safety_summary(grid: Grid, rows: list[Row]) -> str:
 def span(rows: list[Row], attr: str, fmt) -> str:
     values = [getattr(r, attr) for r in rows if getattr(r, attr) is not None]
     if not values:
-        return "–"
+        return "hung" if any(r.timed_verdict == "hung" for r in rows) else "–"
     if len(rows) == 1 or values[0] == values[-1]:
         return fmt(values[0])
     return f"{fmt(values[0])} → {fmt(values[-1])}"
@@ -116,9 +116,19 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
     fixed = [f"`{k}`={v[0]}" for k, v in grid.axes.items() if len(v) == 1]
     out += [f"Grid: {' × '.join(varying) or 'one point'}"
             + (f"; fixed: {', '.join(fixed)}" if fixed else "") + f" ({len(rows)} points).", ""]
-    strategies = sorted({f"{r.strategy} ({r.runs} runs)" for r in rows if r.strategy})
-    if strategies:
-        out += [f"Safety runs: {', '.join(strategies)}.", ""]
+    plans: dict = {}
+    for r in rows:
+        if r.plan:
+            plans.setdefault(r.plan, []).append(r.point[x] if x else None)
+    if plans:
+        where = (lambda vs: f" at {x}={compress(vs, grid.axes[x])}") if x else (lambda vs: "")
+        out += ["Safety runs: " + "; ".join(f"{plan}{where(vs)}" for plan, vs in plans.items())
+                + ".", ""]
+    hung = [r for r in rows if r.timed_verdict == "hung"]
+    if hung:
+        out += [f"Cost figures are left out ('hung') where the timed run deadlocked "
+                f"({len(hung)} point{'s' if len(hung) > 1 else ''}): its times measure nothing.",
+                ""]
     compute_s = sum((r.safety_wall_s or 0) + (r.timed_wall_s or 0) for r in rows)
     out += [f"Program: {program_note}; {compute_s:.0f} s of compute over all runs.", ""]
 
@@ -146,8 +156,9 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
             r.verdict, ", ".join(KIND_SHORT.get(k, k) for k in r.hazard_kinds) or "–",
             "–" if r.runs is None else str(r.runs),
             "–" if r.complete is None else ("yes" if r.complete else "no"),
-            num(r.iteration_time_us), num(r.exposed_amax_latency_us), num(r.amax_queued_us),
-            human_bytes(r.extra_comm_memory_bytes)])
+            *(("hung",) * 4 if r.timed_verdict == "hung" else
+              (num(r.iteration_time_us), num(r.exposed_amax_latency_us), num(r.amax_queued_us),
+               human_bytes(r.extra_comm_memory_bytes)))])
     out += [_md_table(keys + ["verdict", "hazards", "runs", "complete", "iteration (µs)",
                               "exposed amax (µs)", "queued (µs)", "extra comm memory"], body), ""]
     failed = [r for r in rows if r.errors]

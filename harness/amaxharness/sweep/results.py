@@ -11,6 +11,7 @@ from .plan import PlannedPoint
 
 VERDICT_ERROR = "error"
 VERDICT_SKIPPED = "skipped"
+HUNG_KINDS = ("deadlock", "unjoined_collective")
 
 
 @dataclasses.dataclass
@@ -22,6 +23,7 @@ class Row:
     runs: int | None
     complete: bool | None
     strategy: str
+    plan: str  # the configured safety run, e.g. "pct ×200" (runs is what it explored)
     iteration_time_us: float | None
     exposed_amax_latency_us: float | None
     amax_queued_us: float | None
@@ -31,7 +33,7 @@ class Row:
     safety_wall_s: float | None
     timed_wall_s: float | None
 
-    CSV_TAIL = ("design", "verdict", "hazard_kinds", "runs", "complete", "strategy",
+    CSV_TAIL = ("design", "verdict", "hazard_kinds", "runs", "complete", "strategy", "plan",
                 "iteration_time_us", "exposed_amax_latency_us", "amax_queued_us",
                 "extra_comm_memory_bytes", "timed_verdict", "error", "safety_wall_s",
                 "timed_wall_s")
@@ -41,7 +43,7 @@ class Row:
             return "" if v is None else v
         return [self.point[k] for k in keys] + [
             self.design, self.verdict, ";".join(self.hazard_kinds), blank(self.runs),
-            "" if self.complete is None else str(self.complete).lower(), self.strategy,
+            "" if self.complete is None else str(self.complete).lower(), self.strategy, self.plan,
             blank(self.iteration_time_us), blank(self.exposed_amax_latency_us),
             blank(self.amax_queued_us), blank(self.extra_comm_memory_bytes), self.timed_verdict,
             " | ".join(self.errors), blank(self.safety_wall_s), blank(self.timed_wall_s)]
@@ -64,6 +66,17 @@ def _report(outcome: Outcome | None, errors: list, kind: str):
         return None
 
 
+def _plan_label(job) -> str:
+    if job is None:
+        return ""
+    args = list(job.args)
+    strategy = args[args.index("--strategy") + 1]
+    for flag in ("--runs", "--max-schedules"):
+        if flag in args:
+            return f"{strategy} ×{args[args.index(flag) + 1]}"
+    return strategy
+
+
 def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[Row]:
     rows = []
     for p in planned:
@@ -81,6 +94,10 @@ def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[
         timing = timed.timing if timed else None
         if timed is not None and timing is None:
             errors.append("timed: the report has no timing figures")
+        timed_verdict = timed.verdict if timed else \
+            (VERDICT_SKIPPED if p.timed is None else VERDICT_ERROR)
+        if timed is not None and set(timed.hazard_kinds) & set(HUNG_KINDS):
+            timing, timed_verdict = None, "hung"  # a hung run's times measure nothing
         rows.append(Row(
             point=p.point, design=design_label(grid, p.point), verdict=verdict,
             hazard_kinds=safety.hazard_kinds if safety else [],
@@ -90,8 +107,7 @@ def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[
             exposed_amax_latency_us=timing.exposed_amax_latency_us if timing else None,
             amax_queued_us=timing.amax_queued_us if timing else None,
             extra_comm_memory_bytes=timing.extra_comm_memory_bytes if timing else None,
-            timed_verdict=(timed.verdict if timed else
-                           (VERDICT_SKIPPED if p.timed is None else VERDICT_ERROR)),
+            timed_verdict=timed_verdict, plan=_plan_label(p.safety),
             errors=errors, safety_wall_s=round(s_out.wall_s, 3) if s_out else None,
             timed_wall_s=round(t_out.wall_s, 3) if t_out else None))
     return rows
