@@ -30,11 +30,13 @@ def test_a_small_seed_sweep_gives_the_predicted_verdicts_and_cost_figures(tmp_pa
     assert "data_race" in rows[("shared", "after-copy")]["hazard_kinds"]
     assert rows[("separate", "before-copy")]["verdict"] == "clean"
     assert rows[("shared", "before-copy")]["verdict"] == "hazard"
-    for r in rows.values():
-        assert float(r["iteration_time_us"]) > 0
-        assert float(r["exposed_amax_latency_us"]) >= 0
-    assert int(rows[("separate", "before-copy")]["extra_comm_memory_bytes"]) > \
-        int(rows[("shared", "before-copy")]["extra_comm_memory_bytes"])
+    # the shared communicator with a rank-dependent order hangs: its timed run measures nothing
+    assert rows[("shared", "before-copy")]["timed_verdict"] == "hung"
+    assert rows[("shared", "before-copy")]["iteration_time_us"] == ""
+    for key in (("separate", "before-copy"), ("separate", "after-copy")):
+        assert float(rows[key]["iteration_time_us"]) > 0
+        assert float(rows[key]["exposed_amax_latency_us"]) >= 0
+    assert int(rows[("separate", "before-copy")]["extra_comm_memory_bytes"]) > 0
 
 
 def test_the_converted_flight_recorder_scenario_is_accepted_and_checked(tmp_path, real_bin, cli):
