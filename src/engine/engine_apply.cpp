@@ -174,13 +174,14 @@ struct Applier {
     Rendezvous& rv = node.mapped();
     const std::uint64_t seq = comm.next_seq++;
     std::vector<const Joined*> members;
-    VectorClock all;
+    std::vector<const VectorClock*> clocks;
     for (const auto& m : rv.members) {
       if (!m) continue;
       members.push_back(&*m);
-      all.join(m->clock);
+      clocks.push_back(&m->clock);
     }
-    all.compact();  // one shared base for every member's clock after the collective
+    // One shared base for every member's clock after the collective.
+    const VectorClock all = VectorClock::join_all(clocks);
     complete_collective(members, st.ranks);
     step.op = members.front()->ref;
     step.op_name = members.front()->op->name;

@@ -103,6 +103,29 @@ void VectorClock::compact_if_large() {
   if (delta_.size() > max_delta) compact();
 }
 
+VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks) {
+  VectorClock result;
+  const VectorClock* first = clocks.front();
+  if (!first->base_) return result;
+  auto joined = std::make_shared<Base>();
+  joined->ticks = first->base_->ticks;
+  joined->parent = first->base_;
+  joined->depth = first->base_->depth + 1;
+  for (const VectorClock* c : clocks) {
+    if (!c->base_) continue;
+    if (c->base_ == first->base_ || c->base_->zero || descends(first->base_, c->base_.get())) {
+      for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);
+    } else {
+      for (std::size_t i = 0; i < joined->ticks.size(); ++i) {
+        joined->ticks[i] = std::max(joined->ticks[i], (*c)[static_cast<ActorId>(i)]);
+      }
+    }
+  }
+  result.size_ = first->size_;
+  result.base_ = std::move(joined);
+  return result;
+}
+
 bool operator==(const VectorClock& a, const VectorClock& b) {
   const std::size_t n = std::max(a.size_, b.size_);
   for (std::size_t i = 0; i < n; ++i) {

@@ -37,9 +37,11 @@ class VectorClock {
   /// True when the access (actor, epoch) happened before the holder of this clock.
   bool covers(ActorId actor, Epoch epoch) const { return epoch <= (*this)[actor]; }
   std::size_t size() const { return size_; }
-  /// Makes this clock's base a fresh dense copy of its value (after a many-way join, so that
-  /// every clock that copies it afterwards shares that base).
+  /// Makes this clock's base a fresh dense copy of its value.
   void compact();
+  /// The join of `clocks` (at least one) as a clock with a fresh base and an empty delta, made
+  /// in one dense pass: a collective's completion clock, which every member then shares.
+  static VectorClock join_all(const std::vector<const VectorClock*>& clocks);
   friend bool operator==(const VectorClock& a, const VectorClock& b);
 
  private:
