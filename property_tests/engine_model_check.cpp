@@ -4,6 +4,7 @@
 #include <rapidcheck/state.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 
 #include "failure_report.h"
@@ -88,6 +89,19 @@ std::string actions_text(const std::vector<Action>& actions) {
   return "[" + fmt::format("{}", fmt::join(parts, "; ")) + "]";
 }
 
+/// Equal values: the same bits, or both zeros, or both NaN. The sign of a zero out of fmax and
+/// the payload of a NaN are unspecified, and the compiler's inlined fmax differs from libm's on
+/// them (std::fmax(-0.f, +0.f) is -0 at -O2 and +0 at -O0 here), so the model does not pin them
+/// down; DISABLED_a_max_all_reduce_gives_the_same_zero_whatever_the_member_order does.
+bool same_values(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const bool same = same_bits({a[i]}, {b[i]}) || (a[i] == 0.0f && b[i] == 0.0f) || (std::isnan(a[i]) && std::isnan(b[i]));
+    if (!same) return false;
+  }
+  return true;
+}
+
 /// Fails (with the counterexample files logged) unless engine and model agree on everything.
 void require_agreement(const StreamModel& model, EngineUnderTest& sut, const std::string& when) {
   auto fail = [&](const std::string& why) {
@@ -101,7 +115,7 @@ void require_agreement(const StreamModel& model, EngineUnderTest& sut, const std
   for (RankId r = 0; r < sut.scenario.ranks.size(); ++r) {
     for (BufferId b = 0; b < sut.scenario.ranks[r].buffers.size(); ++b) {
       const std::vector<float> got = sut.engine.read(r, Range{b, 0, sut.scenario.ranks[r].buffers[b].size});
-      if (!same_bits(got, model.buffer(r, b))) {
+      if (!same_values(got, model.buffer(r, b))) {
         fail(fmt::format("rank {} buffer {} holds [{}] in the engine but [{}] in the model", r,
                          sut.scenario.ranks[r].buffers[b].name, fmt::join(got, ", "), fmt::join(model.buffer(r, b), ", ")));
       }
@@ -173,9 +187,40 @@ rc::Gen<Scenario> small_program() {
   });
 }
 
+void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine) {
+  // Two ranks all-reduce (max) one element each: a signed zero, or a value; then the same with
+  // the inputs swapped between the members. max is commutative, so the results must match.
+  const float a = *rc::gen::element(-0.0f, 0.0f, 1.0f), b = *rc::gen::element(-0.0f, 0.0f, -1.0f);
+  Scenario last;
+  auto reduce = [&](float first, float second) {
+    ScenarioBuilder builder("max all-reduce of signed zeros");
+    std::vector<RankId> members;
+    for (float v : {first, second}) {
+      const RankId r = builder.rank();
+      builder.stream(r, "s");
+      builder.buffer(r, "x", 1, {v});
+      members.push_back(r);
+    }
+    const CommId comm = builder.comm("all", members);
+    for (RankId r : members) {
+      const ThreadId t = builder.thread(r, "main");
+      builder.op(r, t, ScenarioBuilder::all_reduce(0, comm, Range{0, 0, 1}, Range{0, 0, 1}));
+    }
+    last = builder.build();
+    Engine e(last, engine);
+    run_first_enabled(e);
+    return e.read(0, Range{0, 0, 1});
+  };
+  const std::vector<float> forward = reduce(a, b), backward = reduce(b, a);
+  if (!same_bits(forward, backward)) {
+    RC_LOG() << action_failure_report("signed_zero", last, {}, engine);
+    RC_FAIL(fmt::format("max all-reduce of ({}, {}) gives {} but ({}, {}) gives {}", a, b, forward[0], b, a, backward[0]));
+  }
+}
+
 void check_engine_against_model(const EngineOptions& engine) {
-  const Scenario scenario = *small_program();
-  EngineUnderTest sut(scenario, engine);
+  const auto scenario = std::make_shared<const Scenario>(*small_program());
+  EngineUnderTest sut(*scenario, engine);
   rc::state::check(StreamModel(scenario), sut, rc::state::gen::execOneOfWithArgs<ApplyAction, AtTheEnd>());
 }
 

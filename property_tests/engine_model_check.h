@@ -20,4 +20,7 @@ rc::Gen<Scenario> small_program();
 /// Generates a program and an action sequence and checks the engine against the model.
 void check_engine_against_model(const EngineOptions& engine = {});
 
+/// A max all-reduce of signed zeros gives the same bits whichever member holds which zero.
+void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine = {});
+
 }  // namespace amaxcheck::props

@@ -21,8 +21,9 @@ bool agree(const Op& a, const Op& b) {
 
 }  // namespace
 
-StreamModel::StreamModel(const Scenario& scenario) : scenario_(&scenario), comms_(scenario.comms.size()) {
-  for (const Rank& rank : scenario.ranks) {
+StreamModel::StreamModel(std::shared_ptr<const Scenario> scenario)
+    : scenario_(std::move(scenario)), comms_(scenario_->comms.size()) {
+  for (const Rank& rank : scenario_->ranks) {
     RankState st;
     st.pc.assign(rank.threads.size(), 0);
     st.streams.resize(rank.streams.size());

@@ -19,6 +19,7 @@
 
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -30,8 +31,9 @@ namespace amaxcheck::props {
 
 class StreamModel {
  public:
-  /// `scenario` must outlive the model.
-  explicit StreamModel(const Scenario& scenario);
+  /// Shares ownership of the scenario: RapidCheck keeps initial models alive while it shrinks,
+  /// after the property call that made them has returned.
+  explicit StreamModel(std::shared_ptr<const Scenario> scenario);
 
   /// Enabled actions, in the engine's canonical order (ranks: threads, then streams; then comms).
   std::vector<Action> enabled() const;
@@ -76,7 +78,7 @@ class StreamModel {
   void complete(CommId comm);
   void run_kernel(RankId rank, const Op& op);
 
-  const Scenario* scenario_;
+  std::shared_ptr<const Scenario> scenario_;
   std::vector<RankState> ranks_;
   std::vector<bool> record_done_;
   std::vector<CommState> comms_;
