@@ -15,6 +15,19 @@ RC_GTEST_PROP(HazardVerdicts, safe_designs_report_no_hazard_under_any_configurat
   check_safe_design_is_clean(c);
 }
 
+RC_GTEST_PROP(HazardVerdicts, small_safe_configurations_are_clean_in_every_schedule_the_exhaustive_search_explores, ()) {
+  ProtocolKnobs k = *safe_knobs(2);
+  // One iteration of one microbatch keeps the state space small enough to cover.
+  k.iters = 1;
+  k.microbatches = 1;
+  k.modules = std::min<std::uint32_t>(k.modules, 2);
+  k.skips.clear();
+  k.evals.clear();
+  k.inputs.clear();
+  RC_TAG(to_string(k.protocol));
+  check_safe_design_is_clean_exhaustively(k, 50);
+}
+
 RC_GTEST_PROP(HazardVerdicts, waiting_after_the_copy_back_is_reported_as_a_race_between_copy_back_and_reduction, ()) {
   check_unsafe_design_is_reported(UnsafeDesign::wait_after_copy, *unsafe_case(UnsafeDesign::wait_after_copy));
 }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "failure_report.h"
+#include "scheduler/reproduce.h"
 
 namespace amaxcheck::props {
 namespace {
@@ -151,6 +152,28 @@ void check_safe_design_is_clean(const ProtocolCase& c, const EngineOptions& engi
   const ObservedRun run = observe(c, engine);
   if (run.run.has_hazard()) fail("safe_design_clean", run, c, "a safe design was reported:\n" + run.describe_hazards());
   require_finished("safe_design_clean", run, c);
+}
+
+void check_safe_design_is_clean_exhaustively(const ProtocolKnobs& knobs, std::uint64_t max_schedules,
+                                             const EngineOptions& engine) {
+  const Scenario scenario = build_protocol(knobs);
+  sched::ExploreOptions options;
+  options.strategy = sched::StrategyKind::exhaustive;
+  options.exhaustive.max_schedules = max_schedules;
+  options.run.engine = engine;
+  const sched::ExploreResult result = sched::explore(scenario, options);
+  RC_TAG(result.coverage_complete ? "every schedule" : "capped");
+  if (result.hazards.empty()) return;
+  const std::string command = fmt::format("{} --strategy exhaustive --max-schedules {}", command_line(knobs), max_schedules);
+  std::string text = "\ncounterexample:\n  rebuild:  " + command + "\n";
+  if (result.first_failure) {
+    const std::string trace = failure_folder() + "/safe_design_exhaustive.trace.jsonl";
+    sched::write_trace_file(trace, sched::failure_trace(scenario, options, *result.first_failure));
+    text += "  replay:   " + sched::replay_command(trace) + "\n";
+  }
+  for (const auto& found : result.hazards) text += fmt::format("{}: {}\n", to_string(found.hazard.kind), found.hazard.summary);
+  RC_LOG() << text;
+  RC_FAIL(fmt::format("a safe design was reported in {} of the explored schedules", result.runs));
 }
 
 void check_unsafe_design_is_reported(UnsafeDesign design, const ProtocolCase& c, const EngineOptions& engine) {

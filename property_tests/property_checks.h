@@ -23,6 +23,11 @@ void check_replica_consistency(const ProtocolCase& c, const EngineOptions& engin
 /// 3a. A safe design finishes with no hazard of any kind.
 void check_safe_design_is_clean(const ProtocolCase& c, const EngineOptions& engine = {});
 
+/// 3a'. A small safe configuration (two ranks, one iteration) is clean in every schedule the
+///      exhaustive search (DPOR) explores, up to `max_schedules`.
+void check_safe_design_is_clean_exhaustively(const ProtocolKnobs& knobs, std::uint64_t max_schedules,
+                                             const EngineOptions& engine = {});
+
 /// 3b. An unsafe design is reported with its hazard kind, only kinds it can cause, and a
 ///     report that names the right participants.
 void check_unsafe_design_is_reported(UnsafeDesign design, const ProtocolCase& c, const EngineOptions& engine = {});

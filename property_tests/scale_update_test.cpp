@@ -23,10 +23,9 @@ RC_GTEST_PROP(ScaleUpdate, the_margin_divides_the_scale_by_exactly_two_to_the_ma
   check_margin_is_a_power_of_two();
 }
 
-// Known discrepancy, reported to the lead: TransformerEngine reduces the window of `max` with
-// torch.max, which propagates NaN (so the scale is kept); the engine and the GPU kernel use
-// fmaxf, which ignores it. Run with --gtest_also_run_disabled_tests.
-RC_GTEST_PROP(ScaleUpdate, DISABLED_a_nan_anywhere_in_a_max_window_keeps_the_previous_scale_like_torch_max, ()) {
+// TransformerEngine reduces the window of `max` with torch.max, which propagates NaN (so the
+// scale is kept); the engine and the GPU kernel do the same.
+RC_GTEST_PROP(ScaleUpdate, a_nan_anywhere_in_a_max_window_keeps_the_previous_scale_like_torch_max, ()) {
   check_nan_in_a_max_window_keeps_the_scale();
 }
 
