@@ -158,7 +158,7 @@ def test_the_shipped_seed_question_covers_both_knobs_over_dp_2_to_1024():
     assert all(p.safety is not None for p in planned)
     for p in planned:
         hangs = p.point["comm"] == "shared" and p.point["amax-order"] == "rank-dependent"
-        assert (p.timed is not None) == (p.point["dp"] <= 512 and not hangs)
+        assert (p.timed is not None) == (p.point["dp"] <= 256 and not hangs)
 
 
 def test_excluded_points_are_left_out_of_the_product():
