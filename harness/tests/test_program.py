@@ -65,3 +65,12 @@ def test_a_failed_atomic_write_keeps_the_old_file(tmp_path):
             raise RuntimeError("interrupted")
     assert target.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
+
+
+def test_a_cached_report_keeps_every_hazard_kind_but_not_every_hazard():
+    from amaxharness.sweep.execute import KEPT_HAZARDS, _trimmed
+    races = [{"kind": "data_race", "summary": str(i)} for i in range(500)]
+    raw = report(hazards=races + [{"kind": "deadlock", "summary": "d"}])
+    trimmed = _trimmed(raw)
+    assert len(trimmed["hazards"]) == KEPT_HAZARDS + 1 and trimmed["hazards_total"] == 501
+    assert program.parse_check_report(trimmed).hazard_kinds == ["data_race", "deadlock"]

@@ -28,6 +28,24 @@ def run_and_cache(binary, job: Job, timeout_s: float, cache: Cache) -> Outcome:
     return outcome
 
 
+KEPT_HAZARDS = 20
+
+
+def _trimmed(raw: dict) -> dict:
+    """The report with at most KEPT_HAZARDS hazards plus one of every other kind: a large run
+    reports thousands of races, and the sweep needs the kinds, not megabytes per cache file."""
+    hazards = raw.get("hazards") or []
+    if len(hazards) <= KEPT_HAZARDS:
+        return raw
+    kept = hazards[:KEPT_HAZARDS]
+    kinds = {h.get("kind") for h in kept}
+    for h in hazards[KEPT_HAZARDS:]:
+        if h.get("kind") not in kinds:
+            kept.append(h)
+            kinds.add(h.get("kind"))
+    return {**raw, "hazards": kept, "hazards_total": len(hazards)}
+
+
 def run_one(binary, job: Job, timeout_s: float) -> Outcome:
     try:
         done = program.run([binary, *job.args], timeout_s=timeout_s)
@@ -39,7 +57,7 @@ def run_one(binary, job: Job, timeout_s: float) -> Outcome:
         except ProgramError as err:
             return Outcome(returncode=done.returncode, report=None, error=str(err),
                            wall_s=done.wall_s)
-        return Outcome(returncode=done.returncode, report=report.raw, error=None,
+        return Outcome(returncode=done.returncode, report=_trimmed(report.raw), error=None,
                        wall_s=done.wall_s)
     kind = "bad input" if done.returncode == 2 else "failed"
     return Outcome(returncode=done.returncode, report=None,

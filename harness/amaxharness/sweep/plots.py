@@ -86,6 +86,9 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
         ax.set_xticks(range(len(labels)), labels)
     ax.set_xlabel(grid.x or "")
     ax.set_ylabel("exposed amax-reduction latency (µs)")
+    # From zero and without an offset, so a flat line looks flat (not a 1e-5 wiggle).
+    ax.set_ylim(bottom=0)
+    ax.ticklabel_format(axis="y", useOffset=False, style="plain")
     ax.set_title(f"{grid.title}\nexposed amax latency per design")
     ax.grid(True, alpha=0.3)
     if plotted:
