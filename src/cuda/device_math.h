@@ -11,7 +11,8 @@
 /// Rules that keep host and device bit-identical:
 /// - no fused multiply-add opportunities (each expression is one rounding);
 /// - finiteness is tested on the bit pattern, not with a library call;
-/// - fmaxf's NaN-ignoring behaviour is relied on, as in the engine (std::fmax).
+/// - fmaxf's NaN-ignoring behaviour is relied on for local amaxes, as in the engine (std::fmax);
+///   the history window's max propagates NaN like torch.max.
 
 #include <cuda_fp8.h>
 #include <math.h>
@@ -70,7 +71,11 @@ AMAX_HOST_DEVICE inline void scale_update_tensor(float* history, float* scale, f
                                                  HistoryAlgo algo, int margin, Fp8Format format) {
   float amax = history[t];
   if (algo == HistoryAlgo::max) {
-    for (std::uint32_t r = 1; r < rows; ++r) amax = fmaxf(amax, history[r * tensors + t]);
+    // torch.max over the window propagates NaN, as the engine does.
+    for (std::uint32_t r = 1; r < rows && !(amax != amax); ++r) {
+      const float v = history[r * tensors + t];
+      amax = (v != v) ? v : fmaxf(amax, v);
+    }
   }
   if (is_finite(amax) && amax > 0.0f) {
     const float ratio = fp8_max(format) / amax;

@@ -39,7 +39,11 @@ void amax_and_scale_update(const ScaleUpdateParams& params, std::span<float> his
   for (std::size_t t = 0; t < n; ++t) {
     float amax = history[t];
     if (params.algo == HistoryAlgo::max) {
-      for (std::size_t r = 1; r < rows; ++r) amax = std::fmax(amax, history[r * n + t]);
+      // torch.max over the window propagates NaN (and a NaN amax keeps the old scale).
+      for (std::size_t r = 1; r < rows && !std::isnan(amax); ++r) {
+        const float v = history[r * n + t];
+        amax = std::isnan(v) ? v : std::fmax(amax, v);
+      }
     }
     if (!check_finite || (std::isfinite(amax) && amax > 0.0f)) {
       float s = (max / amax) / std::ldexp(1.0f, params.margin);

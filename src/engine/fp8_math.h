@@ -20,7 +20,8 @@ float round_to_fp8(float value, Fp8Format format);
 float abs_max(std::span<const float> values);
 
 /// amax_and_scale_update for `params.tensors` tensors, in place:
-/// - amax = max over the history window (algo max) or row 0 (most_recent);
+/// - amax = max over the history window (algo max, NaN-propagating like torch.max) or row 0
+///   (most_recent);
 /// - scale = (fp8_max / amax) / 2^margin only when amax is finite and > 0, else unchanged;
 ///   an infinite scale is clamped to FLT_MAX;
 /// - scale_inv = 1 / scale;

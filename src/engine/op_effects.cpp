@@ -15,7 +15,13 @@ std::span<float> view(std::vector<std::vector<float>>& buffers, const Range& r) 
   return std::span<float>(buffers[r.buffer]).subspan(r.offset, r.count);
 }
 
-float reduce(ReduceOp op, float a, float b) { return op == ReduceOp::max ? std::fmax(a, b) : a + b; }
+/// MAX ignores NaN like fmaxf; equal operands (+0 and -0) give +0 whatever their order, so a
+/// reduction does not depend on member order or on how the compiler inlines fmax.
+float reduce(ReduceOp op, float a, float b) {
+  if (op == ReduceOp::sum) return a + b;
+  if (a == b) return std::signbit(a) ? b : a;
+  return std::fmax(a, b);
+}
 
 }  // namespace
 
