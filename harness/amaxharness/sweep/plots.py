@@ -60,7 +60,7 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
     fig, ax = plt.subplots(figsize=(8, 4.8))
     to_x, log2, labels = _x_positions(grid)
     hazard_label = "hazard found"
-    plotted = False
+    plotted, top = False, 0.0
     styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--")]
     for n, (design, group) in enumerate(_designs(rows).items()):
         pts = [(to_x(r.point[grid.x]) if grid.x else 0, r.exposed_amax_latency_us, r)
@@ -68,6 +68,7 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
         if not pts:
             continue
         pts.sort(key=lambda p: p[0])
+        top = max([top] + [p[1] for p in pts])
         marker, linestyle = styles[n % len(styles)]  # overlapping designs stay distinguishable
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker, linestyle=linestyle,
                 label=design)
@@ -87,12 +88,12 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
     ax.set_xlabel(grid.x or "")
     ax.set_ylabel("exposed amax-reduction latency (µs)")
     # From zero and without an offset, so a flat line looks flat (not a 1e-5 wiggle).
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, top * 1.3 if top > 0 else 1)  # headroom for the legend
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")
     ax.set_title(f"{grid.title}\nexposed amax latency per design")
     ax.grid(True, alpha=0.3)
     if plotted:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="lower right")
     names = _save(fig, folder, "exposed_latency")
     plt.close(fig)
     return names
