@@ -112,13 +112,9 @@ RC_GTEST_PROP(Shrink, a_shrunk_failing_run_still_fails_the_same_way_and_its_trac
   check_shrink(GradOp::all_reduce, false);
 }
 
-// Known shrinker bug, reported to the lead: drop_rank can leave a scenario that fails
-// validation, so the scenario embedded in the shrunk trace cannot be read back by
-// `amaxcheck replay`: a communicator with no members left ("comms[1].members: expected at least
-// one member rank"), or a reduce_scatter whose input count is still "output count x old
-// members" ("expected 4 (output count x members), got 6"). Run with
-// --gtest_also_run_disabled_tests.
-RC_GTEST_PROP(Shrink, DISABLED_the_scenario_embedded_in_a_shrunk_trace_reads_back_and_replays, ()) {
+// Shrink only keeps candidates that pass scenario validation, so the embedded scenario of a
+// shrunk trace always reads back.
+RC_GTEST_PROP(Shrink, the_scenario_embedded_in_a_shrunk_trace_reads_back_and_replays, ()) {
   check_shrink(std::nullopt, true);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <map>
 
 #include "io/scenario_json.h"
 #include "scheduler/replay_strategy.h"
@@ -26,10 +27,21 @@ void showValue(const ScaleUpdateParams& p, std::ostream& os) {
 namespace amaxcheck::props {
 namespace {
 
+/// The files' path without extension. While RapidCheck shrinks, every failing candidate writes
+/// its files and the last one is the minimal counterexample; the previous candidate's files of
+/// the same property are removed so the folder keeps one counterexample per property.
 std::string stem_for(const std::string& property, const Scenario& scenario) {
+  static std::map<std::string, std::string> last_stem;  // property -> stem (tests run on one thread)
   std::string hash = sched::scenario_hash(scenario);  // "fnv1a64:0123abcd..."
   hash = hash.substr(hash.find(':') + 1);
-  return fmt::format("{}/{}-{}", failure_folder(), property, hash);
+  const std::string stem = fmt::format("{}/{}-{}", failure_folder(), property, hash);
+  auto [it, fresh] = last_stem.try_emplace(property, stem);
+  if (!fresh && it->second != stem) {
+    std::error_code ignored;
+    for (const char* ext : {".scenario.json", ".trace.jsonl"}) std::filesystem::remove(it->second + ext, ignored);
+    it->second = stem;
+  }
+  return stem;
 }
 
 }  // namespace

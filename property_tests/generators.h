@@ -5,8 +5,9 @@
 ///
 /// Two families of configurations:
 /// - safe designs: te-sync, te-async waiting before the copy-back on a separate communicator
-///   in the same order on every rank (without evaluation-mode modules, a known protocol
-///   library bug: te_async_with_eval_case), and current scaling. Skips are generated per rank but
+///   in the same order on every rank (without evaluation-mode modules: TE waits only in
+///   training modules, so an eval-mode module ahead of them races; an unsafe design below),
+///   and current scaling. Skips are generated per rank but
 ///   applied to every rank of the skipper's amax group, since a module that registers on some
 ///   members of a group and not others makes their reductions mismatch (that is an unsafe
 ///   design of its own, below);
@@ -45,6 +46,7 @@ enum class UnsafeDesign : std::uint8_t {
   shared_comm_rank_dependent_order, ///< amax and gradients on one comm, order differs (mismatch)
   serialized_rank_dependent_order,  ///< separate comm, order differs, kernels serialized (deadlock)
   skip_on_part_of_a_group,          ///< a module skipped on some members of an amax group (mismatch)
+  evaluation_module_first,          ///< te-async: an eval-mode module copies back before the wait (race)
 };
 
 const char* to_string(UnsafeDesign design);
@@ -63,9 +65,6 @@ rc::Gen<ProtocolKnobs> safe_knobs(std::uint32_t max_world = kMaxWorld);
 rc::Gen<ProtocolKnobs> unsafe_knobs(UnsafeDesign design, std::uint32_t max_world = kMaxWorld);
 rc::Gen<ProtocolCase> safe_case(std::uint32_t max_world = kMaxWorld);
 rc::Gen<ProtocolCase> unsafe_case(UnsafeDesign design, std::uint32_t max_world = kMaxWorld);
-/// te-async (wait before the copy-back, separate comm) with evaluation-mode modules: meant to
-/// be safe, reported as racing today (the disabled property in hazard_verdicts_test.cpp).
-rc::Gen<ProtocolCase> te_async_with_eval_case();
 /// Any unsafe design.
 rc::Gen<UnsafeDesign> unsafe_design();
 /// Whether `kind` is the signature of `design`: the kind its report must contain (the skip

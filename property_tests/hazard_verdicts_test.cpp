@@ -51,6 +51,11 @@ RC_GTEST_PROP(HazardVerdicts, a_module_skipped_on_part_of_its_amax_group_is_repo
   check_unsafe_design_is_reported(d, *unsafe_case(d));
 }
 
+RC_GTEST_PROP(HazardVerdicts, an_evaluation_mode_module_ahead_of_training_is_reported_as_a_race_with_the_reduction, ()) {
+  const UnsafeDesign d = UnsafeDesign::evaluation_module_first;
+  check_unsafe_design_is_reported(d, *unsafe_case(d));
+}
+
 // TransformerEngine waits on the async handle only in the first *training* module of an
 // autocast (`if self.fp8 and self.training`), but a module in evaluation mode still copies back
 // the previous registration in its prepare step. So an evaluation-mode module ahead of the

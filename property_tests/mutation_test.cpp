@@ -32,7 +32,8 @@ std::vector<NamedProperty> core_properties() {
       {"margin", [](const EngineOptions& o) { check_margin_is_a_power_of_two(o); }},
   };
   for (UnsafeDesign d : {UnsafeDesign::wait_after_copy, UnsafeDesign::shared_comm_rank_dependent_order,
-                         UnsafeDesign::serialized_rank_dependent_order, UnsafeDesign::skip_on_part_of_a_group}) {
+                         UnsafeDesign::serialized_rank_dependent_order, UnsafeDesign::skip_on_part_of_a_group,
+                         UnsafeDesign::evaluation_module_first}) {
     all.push_back({to_string(d), [d](const EngineOptions& o) { check_unsafe_design_is_reported(d, *unsafe_case(d), o); }});
   }
   return all;

@@ -189,7 +189,8 @@ void check_unsafe_design_is_reported(UnsafeDesign design, const ProtocolCase& c,
     }
   };
   switch (design) {
-    case UnsafeDesign::wait_after_copy: {
+    case UnsafeDesign::wait_after_copy:
+    case UnsafeDesign::evaluation_module_first: {
       kinds_within({HazardKind::data_race, HazardKind::value_mismatch, HazardKind::replica_divergence});
       bool named = false;
       for (const Hazard& h : run.run.hazards) {

@@ -96,10 +96,6 @@ void check_scale_update_matches_reference(const EngineOptions& engine) {
   const std::uint32_t n = c.params.tensors;
   c.history = *rc::gen::container<std::vector<float>>(c.params.history_len * n, special_float());
   c.scale = *rc::gen::container<std::vector<float>>(n, previous_scale());
-  // The NaN-in-a-max-window disagreement is its own (disabled) check, below.
-  if (c.params.algo == HistoryAlgo::max && c.params.history_len > 1) {
-    for (float& v : c.history) v = std::isnan(v) ? 0.5f : v;
-  }
   const UpdateRecord got = engine_scale_update(c, engine);
   UpdateRecord want;
   want.history = c.history;
@@ -117,12 +113,13 @@ void check_bad_amax_keeps_the_scale(const EngineOptions& engine) {
   c.params = *params_gen();
   const std::uint32_t n = c.params.tensors, rows = c.params.history_len;
   const float bad = *bad_amax();
-  if (std::isnan(bad)) c.params.algo = HistoryAlgo::most_recent;  // see the NaN-window check
   c.history.assign(rows * n, 0.0f);
   for (std::uint32_t t = 0; t < n; ++t) c.history[t] = bad;
-  // Older rows: anything under `most_recent`; under `max`, values that keep the window's max bad.
+  // Older rows: anything under `most_recent` or after a NaN (torch.max propagates it); under
+  // `max`, values that keep the window's max bad.
+  const bool any_older = c.params.algo == HistoryAlgo::most_recent || std::isnan(bad);
   for (std::uint32_t i = n; i < rows * n; ++i) {
-    c.history[i] = c.params.algo == HistoryAlgo::most_recent ? *special_float() : *rc::gen::element(bad, 0.0f, -2.0f);
+    c.history[i] = any_older ? *special_float() : *rc::gen::element(bad, 0.0f, -2.0f);
   }
   if (bad == kInf && c.params.algo == HistoryAlgo::max) {
     for (std::uint32_t i = n; i < rows * n; ++i) c.history[i] = *rc::gen::element(kInf, 3.0f, 0.0f);
