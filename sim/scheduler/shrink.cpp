@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "scheduler/replay_strategy.h"
+#include "io/scenario_validate.h"
 #include "scheduler/scenario_reduce.h"
 #include "util/check.h"
 
@@ -65,6 +66,14 @@ class Shrinker {
 
   bool reproduces(const Scenario& scenario, const std::vector<Choice>& choices) {
     ++tests_;
+    // A reduced scenario must still be one a scenario file can hold (a dropped rank can leave an
+    // empty communicator or a reduce-scatter sized for the old member count); otherwise the
+    // shrunk trace could not be read back by `amaxcheck replay`.
+    try {
+      validate_scenario(scenario, "shrink candidate");
+    } catch (const InputError&) {
+      return false;
+    }
     return run(scenario, choices, false).has_hazard(target_);
   }
 
