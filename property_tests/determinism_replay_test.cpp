@@ -76,15 +76,9 @@ RC_GTEST_PROP(Replay, replaying_a_recorded_trace_reproduces_its_steps_hazards_an
   check_replay(observe(c, {}, Values::as_configured), check_command(c));
 }
 
-// Known trace bug, reported to the lead: a run that writes a negative NaN (x86's default NaN,
-// from +inf + -inf in a sum all-reduce, or inf x 0 in an FP8 cast whose scale underflowed to 0
-// at margin 64) cannot be replayed: the trace writes NaN as "nan", drops its sign, and the strict
-// replay compares the live "-nan" with it. `amaxcheck check te-async --wait after-copy --dp 2
-// --modules 1 --iters 2 --margin 64 --input 0:0:0:fwd=3.4028235e38 --input 0:1:0:fwd=inf
-// --input 1:0:0:fwd=3.4028235e38 --input 1:1:0:fwd=inf --runs 1 --trace-out t.jsonl`, then
-// `amaxcheck replay t.jsonl`: "diverged at step 269 ... [nan,...] got [-nan,...]".
-// Run with --gtest_also_run_disabled_tests.
-RC_GTEST_PROP(Replay, DISABLED_replaying_a_trace_whose_values_include_infinities_and_nans_reproduces_it, ()) {
+// Traces keep the sign of a NaN ("-nan", e.g. from inf - inf), so a strict replay of values with
+// infinities and NaNs matches step for step.
+RC_GTEST_PROP(Replay, replaying_a_trace_whose_values_include_infinities_and_nans_reproduces_it, ()) {
   // Two ranks: fill special values, sum them across ranks, cast the sum with a special scale.
   ScenarioBuilder b("special values");
   const auto value = rc::gen::element(std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),

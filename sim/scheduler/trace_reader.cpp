@@ -64,10 +64,11 @@ class Line {
     if (v.is_string()) {
       const std::string s = v.get<std::string>();
       if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
+      if (s == "-nan") return -std::numeric_limits<float>::quiet_NaN();
       if (s == "inf") return std::numeric_limits<float>::infinity();
       if (s == "-inf") return -std::numeric_limits<float>::infinity();
     }
-    fail(path, "a number or \"nan\", \"inf\", \"-inf\"", &v);
+    fail(path, "a number or \"nan\", \"-nan\", \"inf\", \"-inf\"", &v);
   }
   OpRef op_ref(const json& obj, const std::string& key, const std::string& path) const {
     const json& o = at(obj, key, path);

@@ -14,7 +14,7 @@ namespace {
 using ojson = nlohmann::ordered_json;
 
 ojson value_json(float v) {
-  if (std::isnan(v)) return "nan";
+  if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";  // keep the sign: replay compares it
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return static_cast<double>(v);
 }
