@@ -18,8 +18,11 @@ int check_on_gpu(const Scenario&, const CheckRequest&, bool) {
   throw InputError("no usable CUDA device: this amaxcheck was built without the CUDA backend (meson -Dcuda=disabled, or nvcc/NCCL not found)");
 }
 #else
-int check_on_gpu(const Scenario& scenario, const CheckRequest& request, bool json) {
+int check_on_gpu(const Scenario& requested, const CheckRequest& request, bool json) {
   if (auto reason = gpu::cuda_unavailable_reason()) throw InputError(*reason);
+  // On too few GPUs this is the 1-rank-communicator variant; both backends then run it.
+  const gpu::FittedScenario fitted = gpu::fit_to_this_machine(requested);
+  const Scenario& scenario = fitted.scenario;
   // The schedule: run 0 of the requested strategy, every step recorded.
   auto strategy = sched::make_run_strategy(scenario, request.explore, 0);
   sched::RunOptions options = request.explore.run;
@@ -38,6 +41,8 @@ int check_on_gpu(const Scenario& scenario, const CheckRequest& request, bool jso
     j["backend"] = "gpu";
     j["nccl_version"] = on_gpu.nccl_version;
     j["placement"] = on_gpu.placement;
+    j["one_rank_comms"] = fitted.one_rank_comms;
+    j["fit"] = fitted.note;
     j["steps_replayed"] = on_gpu.steps_replayed;
     j["data_check_wrong"] = on_gpu.data_check_wrong;
     j["oracle_mismatch"] = mismatch ? nlohmann::ordered_json(mismatch->describe()) : nlohmann::ordered_json(nullptr);
@@ -47,6 +52,7 @@ int check_on_gpu(const Scenario& scenario, const CheckRequest& request, bool jso
     fmt::print("{}\n", j.dump(2));
   } else {
     fmt::print("gpu backend: NCCL {}, {}\n", on_gpu.nccl_version, on_gpu.placement);
+    if (fitted.one_rank_comms) fmt::print("note: {}\n", fitted.note);
     fmt::print("replayed {} steps; data check: {} wrong element(s)\n", on_gpu.steps_replayed, on_gpu.data_check_wrong);
     fmt::print("oracle: {}\n", mismatch ? mismatch->describe() : std::string("simulator and GPUs agree bit for bit"));
     for (const auto& h : hazards) fmt::print("{}", format_hazard(h, ""));

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/hazard_report.h"
 #include "cli/scenario_target.h"
+#include "cuda/placement.h"
 #include "scheduler/reproduce.h"
 #include "util/check.h"
 
@@ -29,6 +30,7 @@ struct CheckArgs {
   bool json = false;
   bool check_determinism = false;
   std::string backend = "sim";
+  bool one_rank_comms = false;
   sched::CostModel cost;  ///< timed runs
   std::string collective_algo = "ring";
   double bus_gbps = 100.0;
@@ -107,7 +109,8 @@ void print_human(const Scenario& scenario, const CheckArgs& args, const CheckOut
 }
 
 int run(CheckArgs& args) {
-  const Scenario scenario = args.target.load();
+  const Scenario scenario =
+      args.one_rank_comms ? gpu::split_communicators_per_rank(args.target.load()) : args.target.load();
   CheckRequest request;
   request.explore = explore_options(args);
   request.trace_out = args.trace_out;
@@ -148,6 +151,9 @@ void register_check(CLI::App& app) {
   sub->add_flag("--json", args->json, "machine-readable output");
   sub->add_flag("--check-determinism", args->check_determinism, "run seeds twice and compare traces byte for byte");
   sub->add_option("--backend", args->backend, "sim | gpu (runs the schedule on real GPUs and compares)")->capture_default_str();
+  sub->add_flag("--one-rank-comms", args->one_rank_comms,
+                "cut every communicator into 1-rank communicators: the program a GPU run executes when two "
+                "members of a communicator would share a GPU");
   auto* cost = sub->add_option_group("cost model", "timed runs: durations of launches, kernels and collectives");
   cost->add_option("--launch-us", args->cost.launch_overhead_us, "host cost of launching a device op")->capture_default_str();
   cost->add_option("--kernel-us", args->cost.kernel_default_us, "default kernel duration (fill, cast)")->capture_default_str();

@@ -6,6 +6,7 @@
 
 #include "cuda/device_probe.h"
 #include "cuda/session.h"
+#include "util/check.h"
 
 namespace amaxcheck::gpu {
 
@@ -16,6 +17,19 @@ const char* to_string(CommCreation creation) {
     case CommCreation::fresh_init: return "fresh-init";
   }
   return "?";
+}
+
+FittedScenario fit_to_this_machine(const Scenario& scenario, const IdExchange* exchange) {
+  const DeviceProbe probe = probe_devices();
+  if (!probe.usable()) throw InputError("no usable CUDA device: " + probe.unusable_reason);
+  const PlacementInput input = placement_input_here(probe, exchange);
+  const Placement as_written = plan_placement(scenario, input);
+  if (as_written.fits()) return {scenario, false, as_written.note};
+  if (input.launch.multi_process()) throw InputError("the scenario does not fit this launch: " + as_written.note);
+  Scenario variant = split_communicators_per_rank(scenario);
+  const Placement split = plan_placement(variant, input);
+  AMAX_CHECK(split.fits(), "the 1-rank-communicator variant must fit any machine with a GPU");
+  return {std::move(variant), true, as_written.note + " => running the 1-rank-communicator variant"};
 }
 
 GpuRunResult run_on_gpus(const Scenario& scenario, const std::vector<Step>& schedule, const GpuRunOptions& options) {

@@ -55,6 +55,11 @@ struct GpuRunOptions {
   std::uint32_t op_timeout_ms = 10000;   ///< longest wait for one step (the watchdog)
   std::uint32_t run_timeout_ms = 240000; ///< the whole run
   std::uint32_t gate_timeout_ms = 300000;  ///< a gate gives up on its own after this
+  /// Most ops issued but not yet executed on one GPU. Each is queued behind a closed gate, and
+  /// CUDA's launch queue is finite: once it is full a launch blocks the host, the gate ahead
+  /// never opens, and the watchdog cannot interrupt the blocked launch (an H200 run hung at
+  /// 2000 queued all-reduces; 400 ran). A schedule that queues more is refused (InputError).
+  std::uint32_t max_queued_ops_per_gpu = 256;
   bool data_check = true;
   /// The launch's processes; nullptr runs every rank in this process.
   IdExchange* exchange = nullptr;
@@ -103,6 +108,21 @@ struct GpuRunResult {
 /// "no usable CUDA device: <the driver's reason>" when CUDA cannot be used here, else nullopt.
 /// Also says so when the library was built without CUDA.
 std::optional<std::string> cuda_unavailable_reason();
+
+/// The program a run on this machine executes. The scenario as written when it fits (see
+/// placement.h); in a single process whose communicators would put two members on one GPU
+/// (NCCL without several ranks per GPU), its 1-rank-communicator variant: collectives become
+/// local copies, but stream and event races stay real. The caller simulates `scenario` too, so
+/// both backends run the same program.
+struct FittedScenario {
+  Scenario scenario;
+  bool one_rank_comms = false;  ///< the variant, not the scenario as written
+  std::string note;             ///< the placement decision and, for the variant, why
+};
+
+/// Throws InputError when no device is usable, or when a multi-process launch does not fit
+/// (there, each process sees only its own node and cannot rewrite the others' programs).
+FittedScenario fit_to_this_machine(const Scenario& scenario, const IdExchange* exchange = nullptr);
 
 /// Runs `schedule` (the Steps of a simulator run of `scenario`) on this machine's GPUs.
 /// Throws InputError when no device is usable, when the scenario does not fit (see

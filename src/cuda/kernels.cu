@@ -98,6 +98,19 @@ unsigned blocks_for(std::uint64_t count, unsigned cap) {
 
 }  // namespace
 
+cudaError_t preload_kernels() {
+  const void* kernels[] = {
+      reinterpret_cast<const void*>(&gate_kernel),          reinterpret_cast<const void*>(&absmax_partial_kernel),
+      reinterpret_cast<const void*>(&absmax_final_kernel),  reinterpret_cast<const void*>(&fp8_cast_kernel),
+      reinterpret_cast<const void*>(&copy_batch_kernel),    reinterpret_cast<const void*>(&scale_update_kernel),
+  };
+  for (const void* kernel : kernels) {
+    cudaFuncAttributes attributes;
+    if (const cudaError_t error = cudaFuncGetAttributes(&attributes, kernel); error != cudaSuccess) return error;
+  }
+  return cudaSuccess;
+}
+
 cudaError_t launch_gate(const volatile std::uint32_t* flag, std::uint32_t* state, std::uint64_t timeout_ns,
                         cudaStream_t stream) {
   gate_kernel<<<1, 1, 0, stream>>>(flag, state, timeout_ns);

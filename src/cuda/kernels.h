@@ -10,6 +10,13 @@
 
 namespace amaxcheck::gpu {
 
+/// Loads every kernel below into the current device's context now (cudaFuncGetAttributes).
+/// Under CUDA's lazy loading (the default since CUDA 12.2) a kernel's first launch loads it,
+/// and loading may wait for the context to go idle. With a gate kernel spinning until the host
+/// opens it, that launch never returns, and the watchdog cannot interrupt a blocked launch:
+/// the first GPU run of a random schedule hung exactly so. Call before any gate is queued.
+cudaError_t preload_kernels();
+
 /// How a gate finished, written by the gate kernel into host-mapped memory.
 enum GateState : std::uint32_t { gate_waiting = 0, gate_passed = 1, gate_timed_out = 2 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "util/check.h"
@@ -47,10 +48,10 @@ Placement plan_placement(const Scenario& scenario, const PlacementInput& input) 
   const auto per_process = static_cast<std::uint32_t>(out.local_ranks.size());
   out.device_of_rank.assign(total, -1);
 
-  bool enough = true;
-  for (std::uint32_t slot = 0; slot < per_process; ++slot) {
-    enough = enough && device_for_slot(input.launch, per_process, slot, input.device_count, false) >= 0;
-  }
+  // Node-wide, so that every process of the node takes the same decision (one that fits while
+  // another does not would leave the first waiting for NCCL peers that never come).
+  const bool enough = static_cast<std::uint64_t>(std::max(input.launch.local_size, 1)) * per_process <=
+                      static_cast<std::uint64_t>(input.device_count);
   for (std::uint32_t slot = 0; slot < per_process; ++slot) {
     out.device_of_rank[out.local_ranks[slot]] =
         device_for_slot(input.launch, per_process, slot, input.device_count, true);
@@ -69,14 +70,23 @@ Placement plan_placement(const Scenario& scenario, const PlacementInput& input) 
                                    version_text(input.nccl_version));
     return out;
   }
-  // Only same-node peers can collide; in multi-process runs other nodes' ranks are -1 here,
-  // which is the best a single process can see without asking its peers.
-  if (!peers_share_a_device(scenario, out.device_of_rank)) {
+  // A process sees only its own ranks' devices: in a multi-process launch it cannot tell whether
+  // another process's rank on the same GPU shares a communicator with one of ours, so it does
+  // not guess.
+  if (!input.launch.multi_process() && !peers_share_a_device(scenario, out.device_of_rank)) {
     out.mode = PlacementMode::shared_gpus_no_peers;
     out.note = where + ": ranks share GPUs, but no communicator has two members on one GPU";
     return out;
   }
   out.mode = PlacementMode::does_not_fit;
+  if (input.launch.multi_process()) {
+    out.note = where + fmt::format(": the {} process(es) on this node need {} GPUs without sharing, and NCCL {} "
+                                   "cannot put two ranks of one communicator on one GPU (needs NCCL >= 2.30 and "
+                                   "NCCL_MULTI_RANK_GPU_ENABLE=1); use more GPUs or fewer processes per node",
+                                   input.launch.local_size, input.launch.local_size * per_process,
+                                   version_text(input.nccl_version));
+    return out;
+  }
   out.note = where + fmt::format(
                          ": two ranks of one communicator would share a GPU, which NCCL {} does not "
                          "allow (needs NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1); run the "
@@ -112,6 +122,17 @@ Scenario split_communicators_per_rank(const Scenario& scenario) {
         op.comm = new_comm[op.comm][static_cast<std::size_t>(member)];
         op.root = 0;
       }
+    }
+  }
+  // Once collectives are local, replicas no longer agree and the sequential reference no longer
+  // applies; each replica stays a check of its own, so the backends still compare every value.
+  out.checks.clear();
+  for (const ReplicaCheck& check : scenario.checks) {
+    for (const ReplicaCheck::Replica& replica : check.replicas) {
+      const std::string tensor = check.replicas.size() == 1
+                                     ? check.tensor
+                                     : fmt::format("{}@{}", check.tensor, scenario.ranks.at(replica.rank).name);
+      out.checks.push_back(ReplicaCheck{tensor, {replica}, {}});
     }
   }
   out.name = scenario.name + " (1-rank communicators)";

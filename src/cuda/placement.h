@@ -50,7 +50,9 @@ Placement plan_placement(const Scenario& scenario, const PlacementInput& input);
 
 /// The same scenario with every communicator of m > 1 members replaced by m 1-rank
 /// communicators ("<name>@<rank name>"); collectives keep their ranges (a 1-rank all-gather
-/// writes only its own slice, as NCCL does) and broadcast roots become 0.
+/// writes only its own slice, as NCCL does) and broadcast roots become 0. Every ReplicaCheck
+/// becomes one check per replica without expected values ("<tensor>@<rank name>"): replicas
+/// no longer agree once collectives are local, but each is still compared across backends.
 Scenario split_communicators_per_rank(const Scenario& scenario);
 
 }  // namespace amaxcheck::gpu

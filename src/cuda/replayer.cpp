@@ -110,10 +110,19 @@ void Session::issue(const Step& step, ReplayState& state) {
     run_host_op(r, op);
     return;
   }
-  IssuedOp issued{ref, &op, gate_of_.at(r)[t][ref.index], false, false, 0,
-                  "stream " + scenario_.ranks[r].streams.at(op.stream).name};
+  IssuedOp issued{ref, &op, gate_of_.at(r)[t][ref.index], false, false, 0};
   if (is_collective(op.kind)) issued.seq = state.comm_issued[{r, op.comm}]++;
+  const int device = ranks_.at(r).device;
+  std::uint32_t& queued = state.queued_on_gpu[device];
+  if (queued >= options_.max_queued_ops_per_gpu) {
+    throw InputError(fmt::format(
+        "step {}: the schedule queues more than {} ops ahead of their execution on GPU {}; CUDA's launch queue "
+        "could fill and block the host behind a closed gate, so the run stops here (pick a schedule that executes "
+        "ops sooner, e.g. another --seed or --strategy)",
+        step.index, options_.max_queued_ops_per_gpu, device));
+  }
   launch(r, issued);
+  ++queued;
   state.queues[{r, op.stream}].push_back(issued);
 }
 
@@ -138,7 +147,10 @@ void Session::launch(RankId r, const IssuedOp& issued) {
     cuda_check(launch_gate(gates_->device_flag(gate), gates_->device_state(gate), timeout_ns, stream),
                "launching a gate");
   }
-  const std::string what = fmt::format("launching {} ({})", op.name, to_string(op.kind));
+  // Formatted only on failure: this runs once per op.
+  auto check = [&op](cudaError_t error) {
+    if (error != cudaSuccess) cuda_check(error, fmt::format("launching {} ({})", op.name, to_string(op.kind)));
+  };
   switch (op.kind) {
     case OpKind::fill: {
       CopyBatch batch;
@@ -146,28 +158,26 @@ void Session::launch(RankId r, const IssuedOp& issued) {
       batch.src[0] = res.fill_values + res.fill_offset[issued.ref.thread][issued.ref.index];
       batch.dst[0] = res.at(op.writes.at(0));
       batch.count[0] = op.writes.at(0).count;
-      cuda_check(launch_copy_batch(batch, stream), what);
+      check(launch_copy_batch(batch, stream));
       break;
     }
     case OpKind::local_amax:
-      cuda_check(launch_absmax(res.at(op.reads.at(0)), Dtype::f32, op.reads.at(0).count,
-                               res.absmax_scratch.at(op.stream), res.at(op.writes.at(0)), stream),
-                 what);
+      check(launch_absmax(res.at(op.reads.at(0)), Dtype::f32, op.reads.at(0).count, res.absmax_scratch.at(op.stream),
+                          res.at(op.writes.at(0)), stream));
       break;
     case OpKind::fp8_cast:
-      cuda_check(launch_fp8_cast(res.at(op.reads.at(0)), res.at(op.reads.at(1)), res.at(op.writes.at(0)),
-                                 op.reads.at(0).count, op.format, stream),
-                 what);
+      check(launch_fp8_cast(res.at(op.reads.at(0)), res.at(op.reads.at(1)), res.at(op.writes.at(0)),
+                            op.reads.at(0).count, op.format, stream));
       break;
     case OpKind::copy: launch_copies(res, op, stream, res.copy_scratch.at(op.stream)); break;
     case OpKind::scale_update:
-      cuda_check(launch_scale_update(res.at(op.writes.at(0)), res.at(op.writes.at(1)), res.at(op.writes.at(2)),
-                                     op.scale, stream),
-                 what);
+      check(launch_scale_update(res.at(op.writes.at(0)), res.at(op.writes.at(1)), res.at(op.writes.at(2)), op.scale,
+                                stream));
       break;
     default: launch_collective(r, op); break;
   }
-  cuda_check(cudaEventRecord(res.op_done.at(issued.ref.thread).at(issued.ref.index), stream), what);
+  // Only a gated replay waits for single ops; a free-running one (benchmarks) only drains.
+  if (options_.gates) check(cudaEventRecord(res.op_done.at(issued.ref.thread).at(issued.ref.index), stream));
 }
 
 void Session::launch_collective(RankId r, const Op& op) {
@@ -203,7 +213,16 @@ void Session::run_host_op(RankId r, const Op& op) {
   }
 }
 
-void Session::wait_done(RankId r, const IssuedOp& issued, const std::string& why) {
+void Session::pop_head(ReplayState& state, RankId rank, std::deque<IssuedOp>& queue) {
+  --state.queued_on_gpu[ranks_.at(rank).device];
+  queue.pop_front();
+}
+
+std::string Session::lane_of(RankId r, const IssuedOp& issued) const {
+  return "stream " + scenario_.ranks.at(r).streams.at(issued.op->stream).name;
+}
+
+void Session::wait_done(RankId r, const IssuedOp& issued, const std::function<std::string()>& why) {
   cudaEvent_t done = ranks_.at(r).op_done.at(issued.ref.thread).at(issued.ref.index);
   if (done == nullptr) return;
   watchdog_->wait(why, [done] { return Watchdog::event_done(done); });
@@ -221,10 +240,12 @@ void Session::execute(const Step& step, ReplayState& state) {
   if (head.gate >= 0) gates_->release(static_cast<std::size_t>(head.gate));
   head.released = true;
   if (options_.gates) {
-    wait_done(r, head, fmt::format("step {}: {} '{}' on rank {} {}", step.index, to_string(head.op->kind),
-                                   head.op->name, r, head.lane));
+    wait_done(r, head, [&] {
+      return fmt::format("step {}: {} '{}' on rank {} {}", step.index, to_string(head.op->kind), head.op->name, r,
+                         lane_of(r, head));
+    });
   }
-  queue.pop_front();
+  pop_head(state, r, queue);
 }
 
 void Session::join(const Step& step, ReplayState& state) {
@@ -266,11 +287,13 @@ void Session::complete(const Step& step, ReplayState& state) {
   if (options_.gates) {
     for (Member& m : members) {
       const IssuedOp& head = m.queue->front();
-      wait_done(m.rank, head, fmt::format("step {}: collective #{} '{}' of comm {} on rank {}", step.index, seq,
-                                          head.op->name, scenario_.comms[c].name, m.rank));
+      wait_done(m.rank, head, [&] {
+        return fmt::format("step {}: collective #{} '{}' of comm {} on rank {}", step.index, seq, head.op->name,
+                           scenario_.comms[c].name, m.rank);
+      });
     }
   }
-  for (Member& m : members) m.queue->pop_front();
+  for (Member& m : members) pop_head(state, m.rank, *m.queue);
 }
 
 void Session::probe_leftovers(ReplayState& state, GpuRunResult& result) {
@@ -290,9 +313,11 @@ void Session::probe_leftovers(ReplayState& state, GpuRunResult& result) {
     while (!queue.empty()) {
       IssuedOp& op = queue.front();
       op.released = true;
-      wait_done(key.first, op, fmt::format("leftover {} '{}' on rank {} {}", to_string(op.op->kind), op.op->name,
-                                           key.first, op.lane));
-      queue.pop_front();
+      wait_done(key.first, op, [&] {
+        return fmt::format("leftover {} '{}' on rank {} {}", to_string(op.op->kind), op.op->name, key.first,
+                           lane_of(key.first, op));
+      });
+      pop_head(state, key.first, queue);
     }
   }
   if (left) result.notes.push_back("the GPUs finished every leftover op: no hang on hardware");
@@ -311,7 +336,7 @@ void Session::handle_hang(const std::string& reason, ReplayState& state, GpuRunR
       const std::string where = op.released ? "released, not finished"
                                             : (op.joined ? "joined, waiting for the other members"
                                                          : "gated, never released by the schedule");
-      result.stuck.push_back({key.first, op.lane, op.ref, op.op->name, op.op->origin, where});
+      result.stuck.push_back({key.first, lane_of(key.first, op), op.ref, op.op->name, op.op->origin, where});
     }
   }
   comms_.abort_all();

@@ -13,6 +13,7 @@
 #include "cuda/cuda_error.h"
 #include "cuda/data_check.h"
 #include "cuda/device_probe.h"
+#include "cuda/kernels.h"
 #include "cuda/nccl_ops.h"
 #include "util/check.h"
 
@@ -34,6 +35,22 @@ UniqueIdBytes make_nccl_id() {
 
 }  // namespace
 
+PlacementInput placement_input_here(const DeviceProbe& probe, const IdExchange* exchange) {
+  PlacementInput input;
+  if (exchange != nullptr) {
+    input.launch = launch_env_from(process_env());
+    if (input.launch.world_rank != exchange->rank() || input.launch.world_size != exchange->size()) {
+      throw InputError(fmt::format("the launcher's variables say rank {} of {}, MPI says rank {} of {}",
+                                   input.launch.world_rank, input.launch.world_size, exchange->rank(),
+                                   exchange->size()));
+    }
+  }
+  input.device_count = probe.device_count;
+  input.nccl_version = probe.nccl_runtime_version;
+  input.multi_rank_env = compat::multi_rank_gpu_enabled(probe.nccl_runtime_version);
+  return input;
+}
+
 Session::Session(const Scenario& scenario, const GpuRunOptions& options) : scenario_(scenario), options_(options) {
   const DeviceProbe probe = probe_devices();
   if (!probe.usable()) throw InputError("no usable CUDA device: " + probe.unusable_reason);
@@ -41,19 +58,7 @@ Session::Session(const Scenario& scenario, const GpuRunOptions& options) : scena
 
   SingleProcessExchange single;
   IdExchange& exchange = options_.exchange != nullptr ? *options_.exchange : single;
-  PlacementInput input;
-  if (options_.exchange != nullptr) {
-    input.launch = launch_env_from(process_env());
-    if (input.launch.world_rank != exchange.rank() || input.launch.world_size != exchange.size()) {
-      throw InputError(fmt::format("the launcher's variables say rank {} of {}, MPI says rank {} of {}",
-                                   input.launch.world_rank, input.launch.world_size, exchange.rank(),
-                                   exchange.size()));
-    }
-  }
-  input.device_count = probe.device_count;
-  input.nccl_version = nccl_version_;
-  input.multi_rank_env = compat::multi_rank_gpu_enabled(nccl_version_);
-  placement_ = plan_placement(scenario_, input);
+  placement_ = plan_placement(scenario_, placement_input_here(probe, options_.exchange));
   if (!placement_.fits()) throw InputError("the scenario does not fit this machine: " + placement_.note);
   watchdog_ = std::make_unique<Watchdog>(std::chrono::milliseconds(options_.op_timeout_ms),
                                          std::chrono::milliseconds(options_.run_timeout_ms));
@@ -71,6 +76,7 @@ Session::Session(const Scenario& scenario, const GpuRunOptions& options) : scena
     threads.emplace_back([this, &failures, slot, device = device, ranks = ranks] {
       try {
         cuda_check(cudaSetDevice(device), fmt::format("selecting GPU {}", device));
+        cuda_check(preload_kernels(), fmt::format("loading the backend's kernels on GPU {}", device));
         for (RankId r : ranks) ranks_.at(r).create(scenario_, r, device);
       } catch (...) {
         failures[slot] = std::current_exception();

@@ -22,6 +22,7 @@
 /// drain even then is left alone (its memory is not freed, so nothing blocks on it).
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +36,13 @@
 #include "cuda/watchdog.h"
 
 namespace amaxcheck::gpu {
+
+struct DeviceProbe;
+
+/// What placement needs to know about this process: the devices `probe` found, the loaded
+/// NCCL, and, in a multi-process launch (`exchange` set), the launcher's variables, which must
+/// agree with the exchange (else InputError).
+PlacementInput placement_input_here(const DeviceProbe& probe, const IdExchange* exchange);
 
 class Session {
  public:
@@ -70,14 +78,16 @@ class Session {
     bool released = false;
     bool joined = false;
     std::uint64_t seq = 0;
-    std::string lane;
   };
   struct ReplayState {
     std::map<std::pair<RankId, StreamId>, std::deque<IssuedOp>> queues;
     std::map<std::pair<RankId, ThreadId>, std::uint32_t> pcs;
     std::map<std::pair<RankId, CommId>, std::uint64_t> comm_issued;
     std::map<CommId, std::uint64_t> comm_completed;
+    std::map<int, std::uint32_t> queued_on_gpu;  ///< issued device ops not yet executed
   };
+  /// Removes the head of a stream's queue (and counts it off its GPU).
+  void pop_head(ReplayState& state, RankId rank, std::deque<IssuedOp>& queue);
 
   // Replay, one function per action kind (replayer.cpp).
   void replay_step(const Step& step, ReplayState& state);
@@ -88,7 +98,9 @@ class Session {
   void run_host_op(RankId rank, const Op& op);
   void launch(RankId rank, const IssuedOp& issued);
   void launch_collective(RankId rank, const Op& op);
-  void wait_done(RankId rank, const IssuedOp& issued, const std::string& why);
+  void wait_done(RankId rank, const IssuedOp& issued, const std::function<std::string()>& why);
+  /// "stream compute" for hang reports.
+  std::string lane_of(RankId rank, const IssuedOp& issued) const;
   /// After a HangDetected: abort, release, drain, and describe what was stuck.
   void handle_hang(const std::string& reason, ReplayState& state, GpuRunResult& result);
   /// Releases what the schedule left gated (a simulated deadlock) and sees whether it drains.

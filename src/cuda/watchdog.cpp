@@ -16,10 +16,19 @@ Watchdog::Watchdog(std::chrono::milliseconds per_wait, std::chrono::milliseconds
 void Watchdog::watch(ncclComm_t comm) { comms_.push_back(comm); }
 
 void Watchdog::wait(const std::string& what, const std::function<bool()>& ready) const {
-  wait_for(what, ready, per_wait_);
+  wait_for([&what] { return what; }, ready, per_wait_);
+}
+
+void Watchdog::wait(const std::function<std::string()>& describe, const std::function<bool()>& ready) const {
+  wait_for(describe, ready, per_wait_);
 }
 
 void Watchdog::wait_for(const std::string& what, const std::function<bool()>& ready,
+                        std::chrono::milliseconds limit) const {
+  wait_for([&what] { return what; }, ready, limit);
+}
+
+void Watchdog::wait_for(const std::function<std::string()>& describe, const std::function<bool()>& ready,
                         std::chrono::milliseconds limit) const {
   const auto start = Clock::now();
   const auto deadline = std::min(start + limit, run_deadline_);
@@ -31,13 +40,13 @@ void Watchdog::wait_for(const std::string& what, const std::function<bool()>& re
       const ncclResult_t query = ncclCommGetAsyncError(comm, &async);
       if (query != ncclSuccess) nccl_check(query, "ncclCommGetAsyncError", false);
       if (async != ncclSuccess && async != ncclInProgress) {
-        nccl_check(async, fmt::format("NCCL asynchronous error while waiting for {}", what), false);
+        nccl_check(async, fmt::format("NCCL asynchronous error while waiting for {}", describe()), false);
       }
     }
     const auto now = Clock::now();
     if (now >= deadline) {
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
-      throw HangDetected(fmt::format("{} did not finish within {} ms{}", what, waited,
+      throw HangDetected(fmt::format("{} did not finish within {} ms{}", describe(), waited,
                                      deadline == run_deadline_ ? " (the run's deadline)" : ""));
     }
     // Spin briefly (small ops finish in microseconds), then back off to a yield.

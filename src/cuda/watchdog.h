@@ -28,8 +28,14 @@ class Watchdog {
   /// Polls `ready` until it returns true. Throws HangDetected("<what> did not finish within
   /// N ms") at the deadline, GpuError on an NCCL asynchronous error.
   void wait(const std::string& what, const std::function<bool()>& ready) const;
+  /// The same, with the description made only when it is needed (an error or the deadline):
+  /// replay steps wait once per op, and formatting every description would cost more than
+  /// the wait itself.
+  void wait(const std::function<std::string()>& describe, const std::function<bool()>& ready) const;
   /// The same with an explicit limit (used while draining after an abort).
   void wait_for(const std::string& what, const std::function<bool()>& ready, std::chrono::milliseconds limit) const;
+  void wait_for(const std::function<std::string()>& describe, const std::function<bool()>& ready,
+                std::chrono::milliseconds limit) const;
 
   /// True when cudaEventQuery says the event completed; throws GpuError on a device error.
   static bool event_done(void* event);

@@ -2,6 +2,9 @@
 // reason, except the one that checks that reason is reported.
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "cuda/compat.h"
 #include "cuda/differential.h"
 #include "cuda/gpu_run.h"
 #include "cuda/placement.h"
@@ -22,12 +25,19 @@ class Gpu : public ::testing::Test {
   void SetUp() override {
     if (auto reason = cuda_unavailable_reason()) GTEST_SKIP() << *reason;
   }
-  /// The scenario as written when it fits, else its 1-rank-communicator variant.
+  /// The scenario as written when it fits, else its 1-rank-communicator variant (what
+  /// `check --backend gpu` runs).
   static Scenario fitted(const Scenario& s) {
+    const FittedScenario fit = fit_to_this_machine(s);
+    EXPECT_EQ(fit.one_rank_comms, !plan_placement(s, here()).fits()) << fit.note;
+    return fit.scenario;
+  }
+  static PlacementInput here() {
     PlacementInput in;
     in.device_count = usable_devices();
-    in.nccl_version = 23000 - 1;  // never rely on the experimental multi-rank mode in tests
-    return plan_placement(s, in).fits() ? s : split_communicators_per_rank(s);
+    in.nccl_version = compat::runtime_nccl_version();
+    in.multi_rank_env = compat::multi_rank_gpu_enabled(in.nccl_version);
+    return in;
   }
   static GpuRunOptions quick() {
     GpuRunOptions options;
@@ -126,6 +136,70 @@ TEST_F(Gpu, a_member_that_never_joins_is_reported_as_a_hang_and_the_process_surv
   ASSERT_EQ(gpu.stuck.size(), 1u);
   EXPECT_EQ(gpu.stuck[0].op_name, "lonely");
   EXPECT_EQ(hang_hazard(gpu).participants.size(), 1u);
+}
+
+// The watchdog on a single GPU, where no communicator can hang: a kernel on stream B waits
+// (cudaStreamWaitEvent) for an event recorded behind a gate that the schedule never opens. The
+// simulator would never pick that schedule, so the test writes it by hand; the replay must
+// report a hang naming the blocked kernel, open every gate, drain, and leave the GPU usable.
+TEST_F(Gpu, a_kernel_behind_a_never_released_gate_is_a_hang_and_the_gpu_stays_usable) {
+  ScenarioBuilder b("held gate");
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId a = b.stream(r, "a"), s_b = b.stream(r, "b");
+  const EventId e = b.event(r, "e");
+  const BufferId buf = b.buffer(r, "buf", 2);
+  b.op(r, t, ScenarioBuilder::fill(a, {buf, 0, 1}, {1.0f}, "held"));
+  b.op(r, t, ScenarioBuilder::record(a, e));
+  b.op(r, t, ScenarioBuilder::wait(s_b, e));
+  b.op(r, t, ScenarioBuilder::fill(s_b, {buf, 1, 1}, {2.0f}, "behind the event"));
+  const Scenario s = b.build();
+  std::vector<Step> schedule;
+  auto add = [&](ActionKind kind, std::uint32_t lane, std::uint32_t op) {
+    Step step;
+    step.index = schedule.size();
+    step.action = Action{kind, r, lane};
+    step.op = OpRef{r, t, op};
+    schedule.push_back(step);
+  };
+  for (std::uint32_t i = 0; i < 4; ++i) add(ActionKind::issue, t, i);
+  for (std::uint32_t i : {2u, 3u}) add(ActionKind::execute, s_b, i);
+  GpuRunOptions options = quick();
+  options.op_timeout_ms = 1500;
+  const GpuRunResult gpu = run_on_gpus(s, schedule, options);
+  ASSERT_TRUE(gpu.hang);
+  EXPECT_NE(gpu.hang_reason.find("behind the event"), std::string::npos) << gpu.hang_reason;
+  bool blocked_reported = false;
+  for (const StuckGpuOp& stuck : gpu.stuck) {
+    blocked_reported = blocked_reported || (stuck.op_name == "behind the event" && stuck.state == "released, not finished");
+  }
+  EXPECT_TRUE(blocked_reported);
+  EXPECT_FALSE(gpu.gate_timed_out);
+  for (const std::string& note : gpu.notes) EXPECT_EQ(note.find("did not drain"), std::string::npos) << note;
+  // The device drained: a normal run afterwards still matches the simulator.
+  const Scenario good = testing::every_kernel_on_one_rank(8);
+  Engine engine(good);
+  const GpuRunResult after = run_on_gpus(good, run_first_enabled(engine), quick());
+  ASSERT_FALSE(after.hang) << after.hang_reason;
+  EXPECT_FALSE(first_mismatch(engine, after).has_value());
+}
+
+TEST_F(Gpu, a_schedule_that_queues_too_many_ops_is_refused_before_it_can_block_the_host) {
+  const Scenario s = testing::every_kernel_on_one_rank(4);
+  Engine engine(s);
+  std::vector<Step> schedule;
+  while (!engine.enabled().empty() && engine.enabled().front().kind == ActionKind::issue) {
+    schedule.push_back(engine.apply(engine.enabled().front()));
+  }
+  GpuRunOptions options = quick();
+  options.max_queued_ops_per_gpu = 3;
+  try {
+    run_on_gpus(s, schedule, options);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 3 ops ahead of their execution on GPU 0"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(Gpu, a_schedule_from_another_scenario_is_reported_as_diverged) {

@@ -72,6 +72,19 @@ TEST(Placement, a_process_of_a_multi_process_launch_places_only_its_own_ranks) {
   EXPECT_EQ(p.device_of_rank, (std::vector<int>{-1, 1}));
 }
 
+TEST(Placement, processes_sharing_a_gpu_do_not_fit_and_every_process_of_the_node_says_so) {
+  for (int local_rank : {0, 1}) {
+    PlacementInput in = input(1);
+    in.launch.world_rank = local_rank;
+    in.launch.world_size = 2;
+    in.launch.local_rank = local_rank;
+    in.launch.local_size = 2;
+    const Placement p = plan_placement(two_ranks(), in);
+    EXPECT_EQ(p.mode, PlacementMode::does_not_fit) << "process " << local_rank << ": " << p.note;
+    EXPECT_NE(p.note.find("need 2 GPUs"), std::string::npos) << p.note;
+  }
+}
+
 TEST(Placement, no_device_is_an_input_error) { EXPECT_THROW(plan_placement(two_ranks(), input(0)), InputError); }
 
 TEST(SplitCommunicators, every_member_gets_its_own_communicator_and_roots_become_zero) {
@@ -87,6 +100,20 @@ TEST(SplitCommunicators, every_member_gets_its_own_communicator_and_roots_become
   EXPECT_EQ(bcast_r0.comm, 3u);
   EXPECT_EQ(bcast_r0.root, 0u);
   for (const Communicator& c : split.comms) EXPECT_EQ(c.members.size(), 1u);
+}
+
+TEST(SplitCommunicators, every_replica_becomes_a_check_of_its_own_without_a_reference) {
+  Scenario s = two_ranks();
+  s.checks.push_back(ReplicaCheck{"amax", {{0, {0, 0, 2}}, {1, {0, 0, 2}}}, {1.0f, 2.0f}});
+  s.checks.push_back(ReplicaCheck{"alone", {{1, {0, 1, 1}}}, {}});
+  const Scenario split = split_communicators_per_rank(s);
+  ASSERT_EQ(split.checks.size(), 3u);
+  EXPECT_EQ(split.checks[0].tensor, "amax@r0");
+  EXPECT_EQ(split.checks[1].tensor, "amax@r1");
+  EXPECT_EQ(split.checks[2].tensor, "alone");
+  EXPECT_EQ(split.checks[1].replicas.size(), 1u);
+  EXPECT_EQ(split.checks[1].replicas[0].rank, 1u);
+  for (const ReplicaCheck& c : split.checks) EXPECT_TRUE(c.expected.empty()) << c.tensor;
 }
 
 TEST(SplitCommunicators, a_collective_from_a_non_member_is_an_input_error) {
