@@ -15,12 +15,14 @@ from harness_testing import run_cli  # noqa: E402  (needs the path above)
 
 @pytest.fixture
 def fake_bin(tmp_path, monkeypatch):
-    """An executable stand-in for amaxcheck (see fake_amaxcheck.py); logs its invocations."""
+    """Executable stand-ins for amaxcheck and amaxcheck-mpi next to it (see fake_amaxcheck.py);
+    both log their invocations."""
     source = pathlib.Path(__file__).with_name("fake_amaxcheck.py").read_text()
     path = tmp_path / "bin" / "amaxcheck"
     path.parent.mkdir()
-    path.write_text(f"#!{sys.executable}\n{source}")
-    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    for program in (path, path.with_name("amaxcheck-mpi")):
+        program.write_text(f"#!{sys.executable}\n{source}")
+        program.chmod(program.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     log = tmp_path / "invocations.jsonl"
     monkeypatch.setenv("AMAXCHECK_BIN", str(path))
     monkeypatch.setenv("FAKE_AMAXCHECK_LOG", str(log))

@@ -7,7 +7,8 @@ so the tests can check the harness's orchestration against known answers:
     timing figures that grow with log2(dp); an unknown option -> exit 2.
   check SCENARIO.json: clean; writes --trace-out.
   replay/shrink/export: on fake traces (JSON lines with "step", plus {"hazard": kind} lines).
-  check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID.
+  check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID (with process and
+    processes); run as plain amaxcheck (not amaxcheck-mpi) in a multi-process launch -> exit 2.
 Environment: FAKE_AMAXCHECK_LOG (append argv as JSON lines), FAKE_SLEEP_S (per check),
 FAKE_CRASH_DP (exit 3 for that dp), FAKE_GPU_HAZARD_RANK (that rank reports a hazard).
 """
@@ -79,6 +80,11 @@ def check(args):
     rank = None
     if opts.get("--backend") == "gpu":
         rank = int(os.environ.get("OMPI_COMM_WORLD_RANK", os.environ.get("SLURM_PROCID", "0")))
+        size = int(os.environ.get("OMPI_COMM_WORLD_SIZE", os.environ.get("SLURM_NTASKS", "1")))
+        if size > 1 and not sys.argv[0].endswith("amaxcheck-mpi"):
+            print(f"error: this process was launched as process {rank} of {size}: multi-process "
+                  "GPU runs need amaxcheck-mpi", file=sys.stderr)
+            sys.exit(2)
         if os.environ.get("FAKE_GPU_HAZARD_RANK") == str(rank):
             hazards.append(hazard("data_race", f"race seen on rank {rank}", rank))
     elif not target.endswith(".json"):
@@ -93,6 +99,7 @@ def check(args):
               "trace": opts.get("--trace-out")}
     if rank is not None:
         report["rank"] = rank
+        report["process"], report["processes"] = rank, size
     if strategy == "timed":
         shared = opts.get("--comm") == "shared"
         alpha = float(opts.get("--alpha-us", 8))

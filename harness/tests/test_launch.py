@@ -24,8 +24,8 @@ def test_mpirun_as_a_user_runs_one_process_per_gpu_with_per_rank_output():
     assert plan.mode == "mpirun"
     assert plan.argv == ["mpirun", "-np", "4", "--mca", "orte_abort_on_non_zero_status", "0",
                          "--output-filename", "/tmp/reports", "-x", "LD_LIBRARY_PATH",
-                         "-x", "NCCL_DEBUG", "/opt/amaxcheck", "check", "te-async", "--dp", "4",
-                         "--backend", "gpu", "--json"]
+                         "-x", "NCCL_DEBUG", "/opt/amaxcheck-mpi", "check", "te-async", "--dp",
+                         "4", "--backend", "gpu", "--json"]
 
 
 def test_mpirun_as_root_allows_root_and_oversubscription():
@@ -52,11 +52,30 @@ def test_inside_a_slurm_allocation_srun_is_used():
                              "--error=/tmp/reports/rank-%t.err"]
     assert "--nodelist=n1,n2" in plan.argv
     assert "--allow-run-as-root" not in plan.argv
+    assert "/opt/amaxcheck-mpi" in plan.argv and "/opt/amaxcheck" not in plan.argv
+
+
+def test_the_mpi_program_must_be_built_next_to_amaxcheck(tmp_path):
+    plain = tmp_path / "amaxcheck"
+    plain.write_text("")
+    with pytest.raises(InputError, match=r"amaxcheck-mpi is not built.*finds MPI"):
+        command_line.require_mpi_program(plain)
+    (tmp_path / "amaxcheck-mpi").write_text("")
+    (tmp_path / "amaxcheck-mpi").chmod(0o755)
+    assert command_line.require_mpi_program(plain) == tmp_path / "amaxcheck-mpi"
+
+
+def test_a_launch_without_amaxcheck_mpi_stops_before_running_anything(tmp_path, fake_bin, cli):
+    fake_bin.path.with_name("amaxcheck-mpi").unlink()
+    done = cli("launch", "--gpus", "2", "--out", tmp_path / "o", "--", "te-async", "--dp", "2")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "amaxcheck-mpi is not built" in done.stderr
+    assert fake_bin.calls() == [] and not (tmp_path / "o").exists()
 
 
 def test_check_arguments_keep_an_explicit_check_backend_and_json():
     argv = build(args=["--", "check", "s.json", "--backend", "gpu", "--json"]).argv
-    assert argv[-6:] == ["/opt/amaxcheck", "check", "s.json", "--backend", "gpu", "--json"]
+    assert argv[-6:] == ["/opt/amaxcheck-mpi", "check", "s.json", "--backend", "gpu", "--json"]
     with pytest.raises(InputError, match="after --"):
         build(args=[])
 
@@ -66,18 +85,20 @@ def test_dry_run_prints_the_command_and_runs_nothing(tmp_path, fake_bin, cli):
                "--dp", "2")
     assert done.returncode == 0
     assert done.stdout.startswith("mpirun -np 2 ")
-    assert done.stdout.strip().endswith("check te-async --dp 2 --backend gpu --json")
+    assert done.stdout.strip().endswith("amaxcheck-mpi check te-async --dp 2 --backend gpu --json")
     assert "launch: mpirun" in done.stderr
     assert fake_bin.calls() == []
 
 
-def write_rank(folder, rank, verdict="clean", kinds=()):
+def write_rank(folder, rank, verdict="clean", kinds=(), process=None, processes=None):
     d = folder / "1" / f"rank.{rank}"
     d.mkdir(parents=True)
     hazards = [{"kind": k, "summary": f"{k} on amax", "participants": []} for k in kinds]
-    (d / "stdout").write_text("NCCL INFO init\n" + json.dumps(
-        {"verdict": verdict, "hazards": hazards, "runs": 1, "complete": True,
-         "strategy": "random", "seed": 1, "trace": None}) + "\n")
+    report = {"verdict": verdict, "hazards": hazards, "runs": 1, "complete": True,
+              "strategy": "random", "seed": 1, "trace": None}
+    if process is not None:
+        report.update(process=process, processes=processes)
+    (d / "stdout").write_text("NCCL INFO init\n" + json.dumps(report) + "\n")
     (d / "stderr").write_text("rank log\n")
 
 
@@ -90,6 +111,16 @@ def test_reports_merge_into_one_verdict_with_the_ranks_that_saw_each_hazard(tmp_
     assert merged["hazards"][0]["reported_by"] == [0, 1]
     assert merged["missing"] == [{"rank": 3, "why": "no output file"}]
     assert merged["complete"] is False
+
+
+def test_a_report_that_names_another_process_is_not_merged_as_this_ranks(tmp_path):
+    write_rank(tmp_path, 0, process=0, processes=2)
+    write_rank(tmp_path, 1, "hazard", ["data_race"], process=0, processes=2)
+    merged = collect.merge(tmp_path, 2)
+    assert sorted(merged["reports"]) == ["0"]
+    assert merged["missing"][0]["rank"] == 1
+    assert "process 0 of 2, not 1 of 2" in merged["missing"][0]["why"]
+    assert merged["verdict"] == "incomplete"
 
 
 def test_srun_report_files_are_found_too(tmp_path):

@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "cli/commands.h"
 #include "cli/hazard_report.h"
+#include "cli/launch_exchange.h"
+#include "cuda/bootstrap.h"
+#include "cuda/launch_env.h"
 #if AMAXCHECK_HAVE_CUDA
 #include "cuda/differential.h"
 #include "cuda/gpu_run.h"
@@ -12,23 +17,80 @@
 #include "util/check.h"
 
 namespace amaxcheck::cli {
+namespace {
 
-#if !AMAXCHECK_HAVE_CUDA
-int check_on_gpu(const Scenario&, const CheckRequest&, bool) {
-  throw InputError("no usable CUDA device: this amaxcheck was built without the CUDA backend (meson -Dcuda=disabled, or nvcc/NCCL not found)");
+/// This process's place in the launch, and the exchange that reaches the other processes
+/// (nullptr when this process runs every rank).
+struct ProcessLaunch {
+  gpu::LaunchEnv env;
+  std::unique_ptr<gpu::IdExchange> exchange;
+};
+
+std::string describe(const gpu::LaunchEnv& env) {
+  return fmt::format("process {} of {} ({})", env.world_rank, env.world_size, env.launcher);
 }
+
+/// Reads the launcher's variables. A multi-process launch needs a program that can reach its
+/// peers; this check comes before the device check, so plain amaxcheck under mpirun says what
+/// to run instead on any machine, with or without a GPU.
+ProcessLaunch join_launch() {
+  ProcessLaunch launch{gpu::launch_env_from(gpu::process_env()), nullptr};
+  if (!launch.env.multi_process()) return launch;
+  if (!have_exchange_factory()) {
+    throw InputError(fmt::format(
+        "this process was launched as process {} of {} by {}, but this program cannot reach the other processes: "
+        "multi-process GPU runs need amaxcheck-mpi (built when OpenMPI is found, at {} in the build folder, next to "
+        "amaxcheck); without a launcher, amaxcheck runs every rank on this machine's GPUs from one process",
+        launch.env.world_rank, launch.env.world_size, launch.env.launcher, mpi_program_path));
+  }
+  launch.exchange = make_launch_exchange();
+  return launch;
+}
+
+std::optional<std::string> device_unusable_reason() {
+#if AMAXCHECK_HAVE_CUDA
+  return gpu::cuda_unavailable_reason();
 #else
-int check_on_gpu(const Scenario& requested, const CheckRequest& request, bool json) {
-  if (auto reason = gpu::cuda_unavailable_reason()) throw InputError(*reason);
-  // On too few GPUs this is the 1-rank-communicator variant; both backends then run it.
-  const gpu::FittedScenario fitted = gpu::fit_to_this_machine(requested);
+  return std::string(
+      "no usable CUDA device: this amaxcheck was built without the CUDA backend (meson -Dcuda=disabled, or nvcc/NCCL "
+      "not found)");
+#endif
+}
+
+/// Exit 2 in every process of the launch when any of them cannot use a GPU. They learn it
+/// together, so no process is left waiting in a collective for a peer that has already gone.
+void require_devices(const ProcessLaunch& launch) {
+  const auto reason = device_unusable_reason();
+  if (!launch.exchange) {
+    if (reason) throw InputError(*reason);
+    return;
+  }
+  const std::vector<bool> ok = gpu::share_flags(*launch.exchange, !reason);
+  if (reason) throw InputError(fmt::format("{}: {}", describe(launch.env), *reason));
+  for (std::size_t p = 0; p < ok.size(); ++p) {
+    if (!ok[p]) {
+      throw InputError(fmt::format("{}: process {} has no usable CUDA device (its own output says why); no process ran",
+                                   describe(launch.env), p));
+    }
+  }
+}
+
+#if AMAXCHECK_HAVE_CUDA
+/// Every process runs the same seeded simulation, so all hold the same schedule, and replays
+/// only its own ranks; the checked values of every replica reach every process (read_checks),
+/// so each process compares the whole run and prints a full report.
+int replay_and_compare(const Scenario& requested, const CheckRequest& request, bool json, const ProcessLaunch& launch) {
+  // On too few GPUs (one process) this is the 1-rank-communicator variant; both backends run it.
+  const gpu::FittedScenario fitted = gpu::fit_to_this_machine(requested, launch.exchange.get());
   const Scenario& scenario = fitted.scenario;
   // The schedule: run 0 of the requested strategy, every step recorded.
   auto strategy = sched::make_run_strategy(scenario, request.explore, 0);
   sched::RunOptions options = request.explore.run;
   options.record_steps = true;
   const sched::RunResult simulated = sched::run_once(scenario, *strategy, options);
-  const gpu::GpuRunResult on_gpu = gpu::run_on_gpus(scenario, simulated.steps);
+  gpu::GpuRunOptions gpu_options;
+  gpu_options.exchange = launch.exchange.get();
+  const gpu::GpuRunResult on_gpu = gpu::run_on_gpus(scenario, simulated.steps, gpu_options);
   // The simulator's final state for the same schedule, for the comparison.
   Engine engine(scenario, request.explore.run.engine);
   for (const Step& step : simulated.steps) engine.apply(step.action);
@@ -37,8 +99,17 @@ int check_on_gpu(const Scenario& requested, const CheckRequest& request, bool js
   if (on_gpu.hang) hazards.push_back(gpu::hang_hazard(on_gpu));
   const bool agree = !mismatch && on_gpu.data_check_wrong == 0 && (on_gpu.hang == (simulated.outcome == sched::RunOutcome::stuck));
   if (json) {
+    // runs / complete / strategy / seed: the fields every `check --json` report has, so the
+    // harness reads this one like the simulator's (one schedule, so never complete coverage).
     nlohmann::ordered_json j;
     j["backend"] = "gpu";
+    j["process"] = launch.env.world_rank;
+    j["processes"] = launch.env.world_size;
+    j["launcher"] = launch.env.launcher;
+    j["strategy"] = sched::to_string(request.explore.strategy);
+    j["seed"] = request.explore.seed;
+    j["runs"] = 1;
+    j["complete"] = false;
     j["nccl_version"] = on_gpu.nccl_version;
     j["placement"] = on_gpu.placement;
     j["one_rank_comms"] = fitted.one_rank_comms;
@@ -51,6 +122,7 @@ int check_on_gpu(const Scenario& requested, const CheckRequest& request, bool js
     for (const auto& h : hazards) j["hazards"].push_back(hazard_json(h, ""));
     fmt::print("{}\n", j.dump(2));
   } else {
+    fmt::print("{}\n", describe(launch.env));
     fmt::print("gpu backend: NCCL {}, {}\n", on_gpu.nccl_version, on_gpu.placement);
     if (fitted.one_rank_comms) fmt::print("note: {}\n", fitted.note);
     fmt::print("replayed {} steps; data check: {} wrong element(s)\n", on_gpu.steps_replayed, on_gpu.data_check_wrong);
@@ -60,5 +132,18 @@ int check_on_gpu(const Scenario& requested, const CheckRequest& request, bool js
   return hazards.empty() && agree ? exit_clean : exit_hazard;
 }
 #endif
+
+}  // namespace
+
+int check_on_gpu(const Scenario& scenario, const CheckRequest& request, bool json) {
+  const ProcessLaunch launch = join_launch();
+  require_devices(launch);
+#if AMAXCHECK_HAVE_CUDA
+  return replay_and_compare(scenario, request, json, launch);
+#else
+  (void)scenario, (void)request, (void)json;
+  throw InternalError("require_devices let a build without CUDA through");
+#endif
+}
 
 }  // namespace amaxcheck::cli

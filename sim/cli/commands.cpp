@@ -28,6 +28,24 @@ void register_commands(CLI::App& app) {
   register_demo(app);
 }
 
+int run_main(int argc, char** argv) {
+  CLI::App app{"amaxcheck: verify how FP8 training stacks synchronise amax and scales across GPUs"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", tool_version());
+  register_commands(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return exit_bad_input;
+  }
+  return run_selected(app);
+}
+
 int run_selected(CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands()) {
     auto it = bodies().find(sub);

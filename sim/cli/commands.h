@@ -1,6 +1,7 @@
 #pragma once
 /// The CLI's subcommands. Each lives in its own cmd_*.cpp and registers itself through
-/// register_commands; main() only parses and dispatches.
+/// register_commands; main() only calls run_main (amaxcheck-mpi registers an MPI exchange
+/// first, see launch_exchange.h).
 
 #include <CLI/CLI.hpp>
 #include <functional>
@@ -14,6 +15,10 @@ inline constexpr int exit_bad_input = 2;
 inline constexpr int exit_internal = 3;
 
 const char* tool_version();
+
+/// The whole program: parses argv, runs the subcommand, returns the exit code (2 on a parse
+/// error). Shared by amaxcheck and amaxcheck-mpi.
+int run_main(int argc, char** argv);
 
 /// Registers every subcommand on `app`.
 void register_commands(CLI::App& app);

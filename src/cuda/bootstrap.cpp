@@ -13,4 +13,14 @@ std::vector<UniqueIdBytes> share_unique_ids(IdExchange& exchange, std::size_t co
   return ids;
 }
 
+std::vector<bool> share_flags(IdExchange& exchange, bool ok) {
+  std::vector<bool> flags(static_cast<std::size_t>(exchange.size()));
+  for (int root = 0; root < exchange.size(); ++root) {
+    char flag = root == exchange.rank() && ok ? 1 : 0;
+    exchange.broadcast(&flag, 1, root);
+    flags[static_cast<std::size_t>(root)] = root == exchange.rank() ? ok : flag != 0;
+  }
+  return flags;
+}
+
 }  // namespace amaxcheck::gpu

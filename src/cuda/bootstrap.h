@@ -42,4 +42,9 @@ class SingleProcessExchange final : public IdExchange {
 std::vector<UniqueIdBytes> share_unique_ids(IdExchange& exchange, std::size_t count,
                                             const std::function<UniqueIdBytes()>& make_id);
 
+/// Every process's `ok`, in process order (each process broadcasts its own in turn). A process
+/// that cannot run says so here, before the others wait for it in a collective that it will
+/// never join.
+std::vector<bool> share_flags(IdExchange& exchange, bool ok);
+
 }  // namespace amaxcheck::gpu

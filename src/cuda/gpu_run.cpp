@@ -1,9 +1,13 @@
 #include "cuda/gpu_run.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
+#include "cuda/bootstrap.h"
 #include "cuda/device_probe.h"
 #include "cuda/session.h"
 #include "util/check.h"
@@ -18,6 +22,26 @@ const char* to_string(CommCreation creation) {
   }
   return "?";
 }
+
+namespace {
+
+/// The read-back is a broadcast from every rank's process: a process whose replay hung skips
+/// it, so the others must learn of the hang first or they would wait for it forever. Their own
+/// result becomes a hang too (the run as a whole hung), naming the processes that saw it.
+void note_hangs_elsewhere(IdExchange& exchange, GpuRunResult& result) {
+  const std::vector<bool> finished = share_flags(exchange, !result.hang);
+  if (result.hang) return;
+  std::vector<std::string> hung;
+  for (std::size_t p = 0; p < finished.size(); ++p) {
+    if (!finished[p]) hung.push_back(std::to_string(p));
+  }
+  if (hung.empty()) return;
+  result.hang = true;
+  result.hang_reason = fmt::format("process(es) {} hung (their reports name the stuck ops)", fmt::join(hung, ", "));
+}
+
+}  // namespace
+
 
 FittedScenario fit_to_this_machine(const Scenario& scenario, const IdExchange* exchange) {
   const DeviceProbe probe = probe_devices();
@@ -41,6 +65,7 @@ GpuRunResult run_on_gpus(const Scenario& scenario, const std::vector<Step>& sche
   if (options.data_check) session.data_check(result);
   result.setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   session.replay(schedule, result);
+  if (options.exchange != nullptr) note_hangs_elsewhere(*options.exchange, result);
   if (!result.hang) result.checks = session.read_checks();
   return result;
 }

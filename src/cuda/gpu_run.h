@@ -16,7 +16,8 @@
 ///    `execute` releases that op's gate and waits for it; `join` only marks; `complete`
 ///    releases every member's gate and waits for the collective, so a collective reads and
 ///    writes at the point the simulator's `complete` does;
-/// 5. read-back of every ReplicaCheck range.
+/// 5. read-back of every ReplicaCheck range (under MPI, once every process has said whether its
+///    replay hung: a hang in any process is a hang in all of them, and none reads back).
 ///
 /// Nothing waits without a deadline. When one passes, every communicator is aborted, every gate
 /// released, and the result names the ranks and ops that were stuck (a "hang").

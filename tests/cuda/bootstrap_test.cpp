@@ -52,5 +52,28 @@ TEST(Bootstrap, a_follower_never_makes_ids_and_receives_the_roots) {
   EXPECT_EQ(ids[1][0], 's');
 }
 
+/// Plays process 1 of 3; the others' flags arrive by broadcast from their own roots.
+class FlagExchange final : public IdExchange {
+ public:
+  explicit FlagExchange(std::vector<char> others) : others_(std::move(others)) {}
+  int rank() const override { return 1; }
+  int size() const override { return 3; }
+  void broadcast(void* data, std::size_t bytes, int root) override {
+    ASSERT_EQ(bytes, 1u);
+    if (root != rank()) std::memcpy(data, &others_.at(static_cast<std::size_t>(root)), 1);
+  }
+
+ private:
+  std::vector<char> others_;
+};
+
+TEST(Bootstrap, every_process_learns_which_processes_cannot_run) {
+  FlagExchange exchange({1, 0, 0});
+  EXPECT_EQ(share_flags(exchange, true), (std::vector<bool>{true, true, false}));
+  EXPECT_EQ(share_flags(exchange, false), (std::vector<bool>{true, false, false}));
+  SingleProcessExchange single;
+  EXPECT_EQ(share_flags(single, false), std::vector<bool>{false});
+}
+
 }  // namespace
 }  // namespace amaxcheck::gpu

@@ -1,9 +1,12 @@
 """Per-rank reports -> one report.
 
 mpirun --output-filename DIR writes DIR/<job>/rank.<r>/stdout; srun --output DIR/rank-%t.out
-writes DIR/rank-<r>.out. Each holds that rank's `check --json` object. The merged report's
-verdict is a hazard when any rank saw one; hazards are deduplicated by kind and summary and
-say which ranks reported them; a rank without a readable report is listed as missing.
+writes DIR/rank-<r>.out. Each holds that rank's `check --json` object: every process of a
+launch prints a full report (all processes run the same schedule and receive every replica's
+values, so each compares the whole run), with "process" and "processes" from its launcher. The
+merged report's verdict is a hazard when any rank saw one; hazards are deduplicated by kind and
+summary and say which ranks reported them; a rank without a readable report, or whose report
+names another process or process count, is listed as missing.
 """
 
 from __future__ import annotations
@@ -50,6 +53,11 @@ def merge(report_dir: pathlib.Path, ranks: int) -> dict:
         except ValueError as err:
             missing.append({"rank": rank, "why": f"unreadable report ({err})",
                             "stderr": _stderr_tail(path)})
+            continue
+        if report.raw.get("process", rank) != rank or report.raw.get("processes", ranks) != ranks:
+            missing.append({"rank": rank, "why": f"the report in its file is process "
+                                                 f"{report.raw.get('process')} of "
+                                                 f"{report.raw.get('processes')}, not {rank} of {ranks}"})
             continue
         per_rank[str(rank)] = {"verdict": report.verdict, "hazard_kinds": report.hazard_kinds,
                                "runs": report.runs, "file": str(path)}

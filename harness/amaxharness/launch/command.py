@@ -14,7 +14,8 @@ from . import collect, command_line
 
 HELP = """\
 Runs the GPU backend on N GPUs, one process per GPU: through srun inside a Slurm allocation
-(SLURM_JOB_ID set), else through OpenMPI's mpirun. Prints the command before running it, then
+(SLURM_JOB_ID set), else through OpenMPI's mpirun. Each process runs amaxcheck-mpi (built next
+to amaxcheck when meson finds MPI). Prints the command before running it, then
 merges the per-rank reports into OUT/launch-report.json. Exit 0 clean, 1 hazard, 3 when a rank
 gave no report.
 """
@@ -43,6 +44,8 @@ def add_parser(subparsers):
 def run(args) -> int:
     binary = program.program_path() if not args.dry_run else \
         _binary_or_placeholder()
+    if not args.dry_run:
+        command_line.require_mpi_program(binary)
     report_dir = args.out / "ranks"
     plan = command_line.build(binary, args.gpus, args.hosts, args.check_args, report_dir,
                               launcher=args.launcher, extra=args.launcher_arg)

@@ -1,7 +1,10 @@
 """The launcher command for the GPU backend: mpirun (OpenMPI) or, inside a Slurm allocation,
-srun. One process per GPU; each runs `amaxcheck check --backend gpu ... --json`, finds its rank
-in OMPI_COMM_WORLD_RANK / SLURM_PROCID, and prints its report into a per-rank file, which the
-harness merges (collect.py).
+srun. One process per GPU; each runs `amaxcheck-mpi check --backend gpu ... --json`, finds its
+rank in OMPI_COMM_WORLD_RANK / SLURM_PROCID, reaches the other processes over MPI, and prints
+its report into a per-rank file, which the harness merges (collect.py).
+
+amaxcheck-mpi is amaxcheck plus MPI, built next to it when meson finds OpenMPI. Plain amaxcheck
+never links libmpi (the GPU machines may have none) and refuses a multi-process launch.
 
 A rank that exits non-zero (1 = hazard) must not make the launcher kill the others before they
 write their reports, so OpenMPI's abort-on-non-zero-status is off and srun's kill-on-bad-exit
@@ -19,6 +22,7 @@ import shlex
 
 from ..errors import InputError
 
+MPI_PROGRAM = "amaxcheck-mpi"
 FORWARDED_PREFIXES = ("NCCL_", "AMAXCHECK_", "CUDA_")
 FORWARDED_NAMES = ("LD_LIBRARY_PATH", "PATH")
 
@@ -70,6 +74,22 @@ def check_arguments(args: list[str]) -> list[str]:
     return args
 
 
+def mpi_program(binary) -> pathlib.Path:
+    """The program a launch runs: amaxcheck-mpi in the folder of `binary` (amaxcheck)."""
+    return pathlib.Path(binary).with_name(MPI_PROGRAM)
+
+
+def require_mpi_program(binary) -> pathlib.Path:
+    """mpi_program(binary), or InputError saying why it is missing and how to get it."""
+    path = mpi_program(binary)
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise InputError(f"{path} is not built: GPU launches through mpirun/srun run {MPI_PROGRAM}, "
+                         f"which meson builds next to {pathlib.Path(binary).name} only when it "
+                         "finds MPI (install OpenMPI, e.g. libopenmpi-dev, and rebuild); plain "
+                         "amaxcheck runs every rank of a single machine from one process")
+    return path
+
+
 def forwarded_env(environ) -> list[str]:
     """Variables the ranks need from here (NCCL from a wheel needs LD_LIBRARY_PATH), sorted."""
     return sorted(k for k in environ if k in FORWARDED_NAMES or k.startswith(FORWARDED_PREFIXES))
@@ -82,6 +102,7 @@ def in_slurm(environ) -> bool:
 def build(binary, gpus: int, hosts: str | None, args: list[str], report_dir: pathlib.Path,
           environ=None, is_root: bool | None = None, launcher: str = "auto",
           extra: list[str] | None = None) -> LaunchPlan:
+    """The launch of `gpus` processes of amaxcheck-mpi (`binary` is amaxcheck, next to it)."""
     environ = os.environ if environ is None else environ
     if gpus < 1:
         raise InputError("--gpus must be at least 1")
@@ -95,7 +116,7 @@ def build(binary, gpus: int, hosts: str | None, args: list[str], report_dir: pat
                 f"--output={report_dir}/rank-%t.out", f"--error={report_dir}/rank-%t.err"]
         if host_list:
             argv.append("--nodelist=" + ",".join(h.rpartition(":")[0] for h in host_list))
-        argv += extra + [str(binary)] + program_args
+        argv += extra + [str(mpi_program(binary))] + program_args
     elif mode == "mpirun":
         argv = ["mpirun", "-np", str(gpus)]
         if is_root:
@@ -106,7 +127,7 @@ def build(binary, gpus: int, hosts: str | None, args: list[str], report_dir: pat
                  "--output-filename", str(report_dir)]
         for name in forwarded_env(environ):
             argv += ["-x", name]
-        argv += extra + [str(binary)] + program_args
+        argv += extra + [str(mpi_program(binary))] + program_args
     else:
         raise InputError(f"--launcher: expected auto, mpirun or srun, got {launcher!r}")
     return LaunchPlan(mode=mode, argv=argv, report_dir=report_dir)

@@ -7,6 +7,7 @@ the one the program implements, and that the verdicts match the design notes.
 import csv
 import json
 import pathlib
+import shutil
 import subprocess
 
 import pytest
@@ -70,3 +71,22 @@ def test_repro_turns_a_counterexample_into_a_shrunk_trace_and_a_perfetto_file(tm
     assert summary["shrunk_steps"] <= summary["steps"]
     perfetto = json.loads(pathlib.Path(summary["perfetto"]).read_text())
     assert perfetto.get("traceEvents") or isinstance(perfetto, list)
+
+
+def test_a_launch_on_a_machine_without_a_gpu_names_the_drivers_reason_for_every_rank(
+        tmp_path, real_bin, cli):
+    if shutil.which("mpirun") is None:
+        pytest.skip("OpenMPI's mpirun is not installed")
+    if not real_bin.with_name("amaxcheck-mpi").is_file():
+        pytest.skip("amaxcheck-mpi is not built (meson found no MPI)")
+    probe = subprocess.run([str(real_bin), "check", "te-sync", "--dp", "2", "--backend", "gpu"],
+                           capture_output=True, text=True, timeout=300)
+    if "no usable CUDA device" not in probe.stderr:
+        pytest.skip("a CUDA device is usable here: the launch would really run")
+    done = cli("launch", "--gpus", "2", "--out", tmp_path / "o", "--json", "--", "te-sync",
+               "--dp", "2", env={"OMPI_MCA_btl": "self,tcp"}, timeout=300)
+    assert done.returncode == 3, done.stdout + done.stderr
+    merged = json.loads(done.stdout)
+    assert [m["rank"] for m in merged["missing"]] == [0, 1]
+    for m in merged["missing"]:
+        assert f"process {m['rank']} of 2 (openmpi): no usable CUDA device" in m["stderr"]
