@@ -78,6 +78,15 @@ Placement plan_placement(const Scenario& scenario, const PlacementInput& input) 
     out.note = where + ": ranks share GPUs, but no communicator has two members on one GPU";
     return out;
   }
+  // Without a communicator of two or more members, no two ranks can ever be NCCL peers, so
+  // sharing GPUs is safe whatever the other processes run (e.g. --one-rank-comms).
+  const bool no_peers_anywhere = std::all_of(scenario.comms.begin(), scenario.comms.end(),
+                                             [](const Communicator& c) { return c.members.size() <= 1; });
+  if (no_peers_anywhere) {
+    out.mode = PlacementMode::shared_gpus_no_peers;
+    out.note = where + ": ranks share GPUs, but every communicator has a single member";
+    return out;
+  }
   out.mode = PlacementMode::does_not_fit;
   if (input.launch.multi_process()) {
     out.note = where + fmt::format(": the {} process(es) on this node need {} GPUs without sharing, and NCCL {} "

@@ -85,6 +85,21 @@ TEST(Placement, processes_sharing_a_gpu_do_not_fit_and_every_process_of_the_node
   }
 }
 
+TEST(Placement, processes_may_share_a_gpu_when_every_communicator_has_one_member) {
+  const Scenario split = split_communicators_per_rank(two_ranks());
+  for (int local_rank : {0, 1}) {
+    PlacementInput in = input(1);
+    in.launch.world_rank = local_rank;
+    in.launch.world_size = 2;
+    in.launch.local_rank = local_rank;
+    in.launch.local_size = 2;
+    const Placement p = plan_placement(split, in);
+    EXPECT_EQ(p.mode, PlacementMode::shared_gpus_no_peers) << p.note;
+    EXPECT_EQ(p.local_ranks, (std::vector<std::uint32_t>{static_cast<std::uint32_t>(local_rank)}));
+    EXPECT_EQ(p.device_of_rank[static_cast<std::size_t>(local_rank)], 0);
+  }
+}
+
 TEST(Placement, no_device_is_an_input_error) { EXPECT_THROW(plan_placement(two_ranks(), input(0)), InputError); }
 
 TEST(SplitCommunicators, every_member_gets_its_own_communicator_and_roots_become_zero) {
