@@ -104,11 +104,8 @@ TEST_F(Gpu, wait_after_copy_schedules_reproduce_the_simulators_values) {
 TEST_F(Gpu, a_truncated_schedule_leaves_gated_work_that_drains_when_released) {
   const Scenario s = testing::every_kernel_on_one_rank(16);
   Engine engine(s);
-  std::vector<Step> schedule;
   // Issue everything, execute nothing: the gates hold every kernel until the leftover probe.
-  while (!engine.enabled().empty() && engine.enabled().front().kind == ActionKind::issue) {
-    schedule.push_back(engine.apply(engine.enabled().front()));
-  }
+  const std::vector<Step> schedule = testing::issue_only(engine);
   const GpuRunResult gpu = run_on_gpus(s, schedule, quick());
   EXPECT_TRUE(gpu.simulator_was_stuck);
   EXPECT_FALSE(gpu.hang) << gpu.hang_reason;
@@ -187,10 +184,7 @@ TEST_F(Gpu, a_kernel_behind_a_never_released_gate_is_a_hang_and_the_gpu_stays_us
 TEST_F(Gpu, a_schedule_that_queues_too_many_ops_is_refused_before_it_can_block_the_host) {
   const Scenario s = testing::every_kernel_on_one_rank(4);
   Engine engine(s);
-  std::vector<Step> schedule;
-  while (!engine.enabled().empty() && engine.enabled().front().kind == ActionKind::issue) {
-    schedule.push_back(engine.apply(engine.enabled().front()));
-  }
+  const std::vector<Step> schedule = testing::issue_only(engine);
   GpuRunOptions options = quick();
   options.max_queued_ops_per_gpu = 3;
   try {

@@ -92,6 +92,15 @@ inline Scenario every_kernel_on_one_rank(std::uint32_t tensor_size) {
   return out;
 }
 
+/// Issues every op it can and executes none: a schedule that leaves everything behind gates.
+inline std::vector<Step> issue_only(Engine& engine) {
+  std::vector<Step> steps;
+  while (!engine.enabled().empty() && engine.enabled().front().kind == ActionKind::issue) {
+    steps.push_back(engine.apply(engine.enabled().front()));
+  }
+  return steps;
+}
+
 /// A schedule picked by a tiny deterministic generator over the engine's enabled actions.
 inline std::vector<Step> schedule_for(const Scenario& scenario, std::uint64_t seed, Engine& engine) {
   (void)scenario;

@@ -72,13 +72,19 @@ TEST(Placement, a_process_of_a_multi_process_launch_places_only_its_own_ranks) {
   EXPECT_EQ(p.device_of_rank, (std::vector<int>{-1, 1}));
 }
 
+/// Process `local_rank` of an mpirun of two processes on a node with one GPU.
+PlacementInput one_of_two_processes_on_one_gpu(int local_rank) {
+  PlacementInput in = input(1);
+  in.launch.world_rank = local_rank;
+  in.launch.world_size = 2;
+  in.launch.local_rank = local_rank;
+  in.launch.local_size = 2;
+  return in;
+}
+
 TEST(Placement, processes_sharing_a_gpu_do_not_fit_and_every_process_of_the_node_says_so) {
   for (int local_rank : {0, 1}) {
-    PlacementInput in = input(1);
-    in.launch.world_rank = local_rank;
-    in.launch.world_size = 2;
-    in.launch.local_rank = local_rank;
-    in.launch.local_size = 2;
+    const PlacementInput in = one_of_two_processes_on_one_gpu(local_rank);
     const Placement p = plan_placement(two_ranks(), in);
     EXPECT_EQ(p.mode, PlacementMode::does_not_fit) << "process " << local_rank << ": " << p.note;
     EXPECT_NE(p.note.find("need 2 GPUs"), std::string::npos) << p.note;
@@ -88,11 +94,7 @@ TEST(Placement, processes_sharing_a_gpu_do_not_fit_and_every_process_of_the_node
 TEST(Placement, processes_may_share_a_gpu_when_every_communicator_has_one_member) {
   const Scenario split = split_communicators_per_rank(two_ranks());
   for (int local_rank : {0, 1}) {
-    PlacementInput in = input(1);
-    in.launch.world_rank = local_rank;
-    in.launch.world_size = 2;
-    in.launch.local_rank = local_rank;
-    in.launch.local_size = 2;
+    const PlacementInput in = one_of_two_processes_on_one_gpu(local_rank);
     const Placement p = plan_placement(split, in);
     EXPECT_EQ(p.mode, PlacementMode::shared_gpus_no_peers) << p.note;
     EXPECT_EQ(p.local_ranks, (std::vector<std::uint32_t>{static_cast<std::uint32_t>(local_rank)}));
