@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
@@ -87,6 +88,12 @@ struct Engine::State {
   /// refresh_comm) so a step costs what it touches, not the size of the world.
   mutable std::vector<Action> enabled;
   mutable bool enabled_valid = false;  ///< false until the first full computation
+  std::vector<Action> fresh;  ///< refresh_rank's scratch list, kept to avoid an allocation per step
+  /// Lane names ("thread main", "stream compute", "comm dp"), built once: every issue, execute
+  /// and join names its lane for the observers.
+  std::vector<std::vector<std::string>> thread_lanes;  ///< per rank, per thread
+  std::vector<std::vector<std::string>> stream_lanes;  ///< per rank, per stream
+  std::vector<std::string> comm_lanes;                 ///< per communicator
   bool finished = false;
 
   State(const Scenario& s, EngineOptions o);
