@@ -51,6 +51,7 @@ void RaceDetector::check_and_record(const AccessEvent& event, const Range& range
     const bool ordered = prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch);
     return ordered && contains(range, prior.range) && (write || (!prior.write && prior.actor == event.actor));
   });
+  if (accesses.capacity() == 0) accesses.reserve(8);  // skips the first regrowths, each a move of every Access
   accesses.push_back(Access{range, event.actor, event.epoch, write, event.site});
 }
 

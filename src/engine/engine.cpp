@@ -21,6 +21,9 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     const Rank& rank = s.ranks[r];
     RankState& st = ranks[r];
     ActorId next = actor_base[r];
+    // Reserved: a StreamState's deque is copied, not moved, when a vector grows.
+    st.threads.reserve(rank.threads.size());
+    st.streams.reserve(rank.streams.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
       st.threads.push_back(ThreadState{0, next++, root});
     }
@@ -28,6 +31,9 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       st.streams.push_back(StreamState{next++, {}, root});
     }
     st.latest_record.resize(rank.events.size());
+    st.comm_issued.resize(s.comms.size(), 0);
+    st.comm_completed.resize(s.comms.size(), 0);
+    st.comm_last_clock.resize(s.comms.size());
     st.flag_signals.resize(rank.flags.size());
     auto& threads = thread_lanes.emplace_back();
     for (const Thread& t : rank.threads) threads.push_back("thread " + t.name);
@@ -99,9 +105,7 @@ bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
 bool may_join(const Engine::State& st, RankId r, const QueuedOp& q) {
   const RankState& rank = st.ranks[r];
   if (st.options.mutant != Mutant::drop_comm_ordering) {
-    auto it = rank.comm_completed.find(q.op->comm);
-    const std::uint64_t completed = it == rank.comm_completed.end() ? 0 : it->second;
-    if (completed != q.seq) return false;
+    if (rank.comm_completed[q.op->comm] != q.seq) return false;
   }
   if (st.scenario.kernels == KernelConcurrency::serialized) {
     AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");

@@ -145,8 +145,7 @@ struct Applier {
     const Op& op = *q.op;
     stream.clock.join(q.issue_clock);
     if (st.options.mutant != Mutant::drop_comm_ordering) {
-      auto it = rank.comm_last_clock.find(op.comm);
-      if (it != rank.comm_last_clock.end()) stream.clock.join(it->second);
+      if (rank.comm_completed[op.comm] > 0) stream.clock.join(rank.comm_last_clock[op.comm]);
     }
     stream.clock.tick(stream.actor);
     q.joined = true;

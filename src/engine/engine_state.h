@@ -50,9 +50,10 @@ struct RankState {
   std::vector<std::shared_ptr<RecordState>> latest_record;  ///< per event; null = never recorded
   std::vector<std::vector<VectorClock>> flag_signals;       ///< per host flag: clock per signal
   std::vector<std::vector<float>> buffers;
-  std::map<CommId, std::uint64_t> comm_issued;     ///< collectives issued per comm
-  std::map<CommId, std::uint64_t> comm_completed;  ///< collectives completed per comm
-  std::map<CommId, VectorClock> comm_last_clock;   ///< clock after the last completion per comm
+  // Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
+  std::vector<std::uint64_t> comm_issued;     ///< collectives issued
+  std::vector<std::uint64_t> comm_completed;  ///< collectives completed
+  std::vector<VectorClock> comm_last_clock;   ///< clock after the last completion; empty before it
   std::deque<std::pair<CommId, std::uint64_t>> uncompleted;  ///< collectives in launch order
 };
 
