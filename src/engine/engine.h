@@ -54,7 +54,7 @@ struct EngineOptions {
   std::size_t record_values_up_to = 16;
   /// What apply() puts in each Step beyond index, action, op, collective, comm and seq (which
   /// are always there). Exploration runs that keep no steps turn most of it off.
-  StepDetail step_detail;
+  StepDetail step_detail{};
 };
 
 /// Values written by one step to one range of one rank.
