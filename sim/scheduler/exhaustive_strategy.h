@@ -54,6 +54,8 @@ class ExhaustiveSearch final : public Strategy {
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
   void on_step(const Step& step) override;
+  /// Dependence between steps comes from their touches only.
+  StepDetail step_needs() const override { return StepDetail{false, false, true}; }
 
   /// Prepares the next schedule; false when the search is over.
   bool begin_run();

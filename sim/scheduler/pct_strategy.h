@@ -32,6 +32,7 @@ class PctStrategy final : public Strategy {
   /// seed, depth, expected_steps and the drawn change points.
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+  StepDetail step_needs() const override { return StepDetail{false, false, false}; }
 
   const std::vector<std::uint64_t>& change_points() const { return change_points_; }
 

@@ -16,6 +16,7 @@ class RandomStrategy final : public Strategy {
   std::string name() const override { return "random"; }
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+  StepDetail step_needs() const override { return StepDetail{false, false, false}; }
 
  private:
   std::uint64_t seed_;

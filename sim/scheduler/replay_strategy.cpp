@@ -60,6 +60,11 @@ std::size_t ReplayStrategy::pick(ChoiceKind kind, std::span<const Action> option
   return recorded.chosen;
 }
 
+StepDetail ReplayStrategy::step_needs() const {
+  const bool checks = mode_ != Mode::lenient && !expected_.empty();
+  return StepDetail{checks, checks, false};
+}
+
 void ReplayStrategy::on_step(const Step& step) {
   if (mode_ == Mode::lenient || expected_.empty()) return;
   const std::size_t index = next_step_++;

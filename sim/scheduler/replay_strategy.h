@@ -46,6 +46,8 @@ class ReplayStrategy final : public Strategy {
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
   void on_step(const Step& step) override;
+  /// Strict replay of a trace compares op names and written values; lenient replay reads nothing.
+  StepDetail step_needs() const override;
 
   /// Strict mode: throws "diverged at step N" when the run ended before the recording did.
   void check_ended() const;

@@ -35,7 +35,10 @@ bool RunResult::has_hazard(HazardKind kind) const {
 }
 
 RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOptions& options) {
-  Engine engine(scenario, options.engine);
+  EngineOptions engine_options = options.engine;
+  // A run that keeps no steps builds only what the strategy reads; observers see the same events.
+  if (!options.record_steps) engine_options.step_detail = strategy.step_needs();
+  Engine engine(scenario, engine_options);
   std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario);
   for (auto& detector : detectors) engine.add_observer(detector.get());
 

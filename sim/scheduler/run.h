@@ -21,7 +21,9 @@ struct RunOptions {
   /// A run stops (outcome step_limit) after this many steps; scenarios are finite, so this
   /// only guards against engine bugs.
   std::size_t max_steps = 1'000'000;
-  /// Keep every Step in the result (traces, exports). Exploration turns it off for speed.
+  /// Keep every Step in the result (traces, exports). Exploration turns it off for speed; the
+  /// engine then builds only the parts of each Step the strategy reads (Strategy::step_needs)
+  /// instead of engine.step_detail.
   bool record_steps = true;
 };
 

@@ -53,6 +53,9 @@ class Strategy {
   virtual std::size_t pick(ChoiceKind kind, std::span<const Action> options) = 0;
   /// Sees the step that the last pick produced (exhaustive and timed need its effects).
   virtual void on_step(const Step& /*step*/) {}
+  /// The parts of a Step that on_step reads, so runs that keep no steps can skip the rest.
+  /// Index, action, op, collective, comm and seq are always filled. The default is everything.
+  virtual StepDetail step_needs() const { return StepDetail{}; }
 };
 
 }  // namespace amaxcheck::sched

@@ -53,6 +53,8 @@ class TimedStrategy final : public Strategy {
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
   void on_step(const Step& step) override;
+  /// The cost model reads the action and the op only.
+  StepDetail step_needs() const override { return StepDetail{false, false, false}; }
 
   const TimedRun& timing() const { return run_; }
 

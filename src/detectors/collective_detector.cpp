@@ -15,6 +15,16 @@ std::string signature(const Op& op) {
   return sig;
 }
 
+/// signature(a) == signature(b), without formatting either: this runs on every collective issue.
+bool same_signature(const Op& a, const Op& b) {
+  const auto count = [](const Op& op) { return op.reads.empty() ? 0 : op.reads.front().count; };
+  if (a.kind != b.kind || count(a) != count(b) || (a.dtype == Dtype::f32) != (b.dtype == Dtype::f32)) return false;
+  if (a.kind == OpKind::all_reduce || a.kind == OpKind::reduce_scatter) {
+    return (a.reduce == ReduceOp::max) == (b.reduce == ReduceOp::max);
+  }
+  return a.kind != OpKind::broadcast || a.root == b.root;
+}
+
 /// Which field differs first, in Flight Recorder's terms.
 std::string mismatch_category(const Op& a, const Op& b) {
   if (a.kind != b.kind) return "type mismatch";
@@ -40,7 +50,7 @@ void CollectiveDetector::check_match(const IssueEvent& event) {
   if (first || mismatch_reported_[key]) return;
   const Op& other = *it->second.op;
   std::string why;
-  if (other.kind != op.kind || signature(other) != signature(op)) {
+  if (!same_signature(other, op)) {
     why = mismatch_category(other, op);
   } else {
     const auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };

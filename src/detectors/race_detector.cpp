@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "detectors/participant.h"
+#include "util/check.h"
 
 namespace amaxcheck {
 namespace {
@@ -16,6 +17,15 @@ bool contains(const Range& outer, const Range& inner) {
 
 }  // namespace
 
+RaceDetector::RaceDetector(const Scenario& scenario) : scenario_(scenario) {
+  std::size_t buffers = 0;
+  for (const Rank& rank : scenario.ranks) {
+    first_buffer_.push_back(buffers);
+    buffers += rank.buffers.size();
+  }
+  history_.resize(buffers);
+}
+
 void RaceDetector::on_access(const AccessEvent& event) {
   // An op that reads and writes the same range (an in-place all-reduce) is one write access.
   for (const Range& r : *event.reads) {
@@ -27,7 +37,9 @@ void RaceDetector::on_access(const AccessEvent& event) {
 }
 
 void RaceDetector::check_and_record(const AccessEvent& event, const Range& range, bool write) {
-  auto& accesses = history_[{event.rank, range.buffer}];
+  AMAX_CHECK(event.rank < first_buffer_.size() && range.buffer < scenario_.ranks[event.rank].buffers.size(),
+             "an access to a buffer the scenario does not have");
+  auto& accesses = history_[first_buffer_[event.rank] + range.buffer];
   for (const Access& prior : accesses) {
     if (!(prior.write || write) || !prior.range.overlaps(range)) continue;
     if (prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch)) continue;
@@ -39,6 +51,7 @@ void RaceDetector::check_and_record(const AccessEvent& event, const Range& range
     const bool ordered = prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch);
     return ordered && contains(range, prior.range) && (write || (!prior.write && prior.actor == event.actor));
   });
+  if (accesses.capacity() == 0) accesses.reserve(8);  // skips the first regrowths, each a move of every Access
   accesses.push_back(Access{range, event.actor, event.epoch, write, event.site});
 }
 

@@ -4,7 +4,6 @@
 /// across ranks by collective completion). Predictive: it reports a race even when this run
 /// happened to order the accesses safely.
 
-#include <map>
 #include <set>
 #include <vector>
 
@@ -14,7 +13,7 @@ namespace amaxcheck {
 
 class RaceDetector final : public Detector {
  public:
-  explicit RaceDetector(const Scenario& scenario) : scenario_(scenario) {}
+  explicit RaceDetector(const Scenario& scenario);
   const char* name() const override { return "race"; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_access(const AccessEvent& event) override;
@@ -31,7 +30,8 @@ class RaceDetector final : public Detector {
   void report(const Access& earlier, const AccessEvent& later, const Range& range, bool write);
 
   const Scenario& scenario_;
-  std::map<std::pair<RankId, BufferId>, std::vector<Access>> history_;
+  std::vector<std::size_t> first_buffer_;       ///< per rank: its first buffer's index in history_
+  std::vector<std::vector<Access>> history_;    ///< per (rank, buffer), flattened: a lookup per access
   std::set<std::pair<std::pair<RankId, std::uint64_t>, std::pair<RankId, std::uint64_t>>> reported_;
   std::vector<Hazard> hazards_;
 };

@@ -21,6 +21,9 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     const Rank& rank = s.ranks[r];
     RankState& st = ranks[r];
     ActorId next = actor_base[r];
+    // Reserved: a StreamState's deque is copied, not moved, when a vector grows.
+    st.threads.reserve(rank.threads.size());
+    st.streams.reserve(rank.streams.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
       st.threads.push_back(ThreadState{0, next++, root});
     }
@@ -28,7 +31,14 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       st.streams.push_back(StreamState{next++, {}, root});
     }
     st.latest_record.resize(rank.events.size());
+    st.comm_issued.resize(s.comms.size(), 0);
+    st.comm_completed.resize(s.comms.size(), 0);
+    st.comm_last_clock.resize(s.comms.size());
     st.flag_signals.resize(rank.flags.size());
+    auto& threads = thread_lanes.emplace_back();
+    for (const Thread& t : rank.threads) threads.push_back("thread " + t.name);
+    auto& streams = stream_lanes.emplace_back();
+    for (const Stream& k : rank.streams) streams.push_back("stream " + k.name);
     for (const Buffer& b : rank.buffers) {
       std::vector<float> values(b.size, 0.0f);
       std::copy_n(b.init.begin(), std::min<std::size_t>(b.init.size(), b.size), values.begin());
@@ -36,6 +46,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     }
   }
   comms.resize(s.comms.size());
+  for (const Communicator& c : s.comms) comm_lanes.push_back("comm " + c.name);
 }
 
 Engine::Engine(const Scenario& scenario, EngineOptions options)
@@ -57,15 +68,16 @@ std::vector<float> Engine::read(RankId rank, const Range& range) const {
   return {buf.begin() + range.offset, buf.begin() + range.offset + range.count};
 }
 
-std::string Engine::lane_name(const Action& action) const {
-  const Scenario& s = state_->scenario;
+const std::string& Engine::lane_name(const Action& action) const {
+  const State& st = *state_;
   switch (action.kind) {
-    case ActionKind::issue: return "thread " + s.ranks[action.rank].threads[action.lane].name;
+    case ActionKind::issue: return st.thread_lanes.at(action.rank).at(action.lane);
     case ActionKind::execute:
-    case ActionKind::join: return "stream " + s.ranks[action.rank].streams[action.lane].name;
-    case ActionKind::complete: return "comm " + s.comms[action.lane].name;
+    case ActionKind::join: return st.stream_lanes.at(action.rank).at(action.lane);
+    case ActionKind::complete: return st.comm_lanes.at(action.lane);
   }
-  return "?";
+  static const std::string unknown = "?";
+  return unknown;
 }
 
 namespace {
@@ -93,9 +105,7 @@ bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
 bool may_join(const Engine::State& st, RankId r, const QueuedOp& q) {
   const RankState& rank = st.ranks[r];
   if (st.options.mutant != Mutant::drop_comm_ordering) {
-    auto it = rank.comm_completed.find(q.op->comm);
-    const std::uint64_t completed = it == rank.comm_completed.end() ? 0 : it->second;
-    if (completed != q.seq) return false;
+    if (rank.comm_completed[q.op->comm] != q.seq) return false;
   }
   if (st.scenario.kernels == KernelConcurrency::serialized) {
     AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
@@ -164,7 +174,8 @@ void refresh_rank(Engine::State& st, RankId r) {
   auto& en = st.enabled;
   auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
   auto hi = std::partition_point(lo, en.end(), [&](const Action& a) { return before_rank(a, r + 1); });
-  std::vector<Action> fresh;
+  std::vector<Action>& fresh = st.fresh;
+  fresh.clear();
   append_rank_actions(st, r, fresh);
   // Replace the rank's block in place; the common case keeps its size.
   const auto at = lo - en.begin();

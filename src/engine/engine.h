@@ -39,11 +39,22 @@ enum class Mutant : std::uint8_t {
   skip_finite_check,             ///< scale update uses a zero / inf / NaN amax
 };
 
+/// The parts of a Step that cost work to build, and which readers need them. Observers see
+/// the same events whatever is asked for; only the returned Step gets thinner.
+struct StepDetail {
+  bool names = true;    ///< op_name and lane: traces, exports, replay's step check
+  bool written = true;  ///< written: traces, replay's value check
+  bool touches = true;  ///< touches: partial-order reduction (exhaustive search)
+};
+
 struct EngineOptions {
   Mutant mutant = Mutant::none;
   /// Record the values each step writes in its Step, when the write is at most this many
   /// elements (for traces).
   std::size_t record_values_up_to = 16;
+  /// What apply() puts in each Step beyond index, action, op, collective, comm and seq (which
+  /// are always there). Exploration runs that keep no steps turn most of it off.
+  StepDetail step_detail{};
 };
 
 /// Values written by one step to one range of one rank.
@@ -58,13 +69,13 @@ struct Step {
   std::size_t index = 0;
   Action action;
   OpRef op;               ///< complete: the op of the first member
-  std::string op_name;
-  std::string lane;       ///< "thread main" / "stream compute" / "comm dp"
+  std::string op_name;    ///< empty unless StepDetail::names
+  std::string lane;       ///< "thread main" / "stream compute" / "comm dp"; empty unless StepDetail::names
   bool collective = false;
   CommId comm = 0;
   std::uint64_t seq = 0;  ///< collectives: index on the communicator
-  std::vector<WrittenValues> written;
-  std::vector<Touch> touches;
+  std::vector<WrittenValues> written;  ///< empty unless StepDetail::written
+  std::vector<Touch> touches;          ///< empty unless StepDetail::touches
 };
 
 /// Something that cannot progress, for deadlock reports.
@@ -107,7 +118,8 @@ class Engine {
   /// Current contents of a rank's buffer range.
   std::vector<float> read(RankId rank, const Range& range) const;
   /// Human-readable name of an action's lane: "thread main", "stream compute", "comm dp".
-  std::string lane_name(const Action& action) const;
+  /// Built once per engine, so the reference lives as long as the engine.
+  const std::string& lane_name(const Action& action) const;
   /// The actor id (vector clock component) of a rank's thread or stream.
   ActorId thread_actor(RankId rank, ThreadId thread) const;
   ActorId stream_actor(RankId rank, StreamId stream) const;

@@ -16,24 +16,27 @@ struct Applier {
   Step& step;
 
   void touch(ObjectType type, std::uint32_t rank, std::uint32_t index, bool write) {
-    step.touches.push_back({object_key(type, rank, index), write});
+    if (st.options.step_detail.touches) step.touches.push_back({object_key(type, rank, index), write});
   }
   void touch_buffers(RankId r, const Op& op) {
+    if (!st.options.step_detail.touches) return;
     for (const Range& range : op.reads) touch(ObjectType::buffer, r, range.buffer, false);
     for (const Range& range : op.writes) touch(ObjectType::buffer, r, range.buffer, true);
   }
+  void name_op(const Op& op) {
+    if (st.options.step_detail.names) step.op_name = op.name;
+  }
   void record_written(RankId r, const Op& op) {
+    if (!st.options.step_detail.written) return;
     for (const Range& range : op.writes) {
       if (range.count > st.options.record_values_up_to) continue;
       step.written.push_back({r, range, engine.read(r, range)});
     }
   }
-  OpSite site(const OpRef& ref, const Op* op, std::string lane) const {
-    return OpSite{ref, op, std::move(lane), st.step};
-  }
-  void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpSite& where, const Op& op) {
+  OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const { return OpSite{ref, op, lane, st.step}; }
+  void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
-    AccessEvent event{where, r, actor, clock[actor], &clock, &op.reads, &op.writes};
+    AccessEvent event{site(ref, &op, engine.lane_name(a)), r, actor, clock[actor], &clock, &op.reads, &op.writes};
     for (Observer* o : st.observers) o->on_access(event);
   }
 
@@ -46,7 +49,7 @@ struct Applier {
     ++thread.pc;
     thread.clock.tick(thread.actor);
     step.op = ref;
-    step.op_name = op.name;
+    name_op(op);
     touch(ObjectType::thread, a.rank, a.lane, true);
     std::uint64_t seq = 0;
     if (is_host_op(op.kind)) {
@@ -114,7 +117,7 @@ struct Applier {
     stream.clock.join(q.issue_clock);
     stream.clock.tick(stream.actor);
     step.op = q.ref;
-    step.op_name = op.name;
+    name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
     switch (op.kind) {
       case OpKind::event_record:
@@ -131,7 +134,7 @@ struct Applier {
         run_kernel(op, rank.buffers, st.options.mutant);
         touch_buffers(a.rank, op);
         record_written(a.rank, op);
-        notify_access(a.rank, stream.actor, stream.clock, site(q.ref, &op, engine.lane_name(a)), op);
+        notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
     }
   }
 
@@ -142,13 +145,12 @@ struct Applier {
     const Op& op = *q.op;
     stream.clock.join(q.issue_clock);
     if (st.options.mutant != Mutant::drop_comm_ordering) {
-      auto it = rank.comm_last_clock.find(op.comm);
-      if (it != rank.comm_last_clock.end()) stream.clock.join(it->second);
+      if (rank.comm_completed[op.comm] > 0) stream.clock.join(rank.comm_last_clock[op.comm]);
     }
     stream.clock.tick(stream.actor);
     q.joined = true;
     step.op = q.ref;
-    step.op_name = op.name;
+    name_op(op);
     step.collective = true;
     step.comm = op.comm;
     step.seq = q.seq;
@@ -164,7 +166,7 @@ struct Applier {
     if (rv.members.empty()) rv.members.resize(comm.members.size());
     rv.members[static_cast<std::size_t>(member)] = Joined{a.rank, a.lane, q.ref, &op, stream.clock};
     ++rv.joined;
-    notify_access(a.rank, stream.actor, stream.clock, site(q.ref, &op, engine.lane_name(a)), op);
+    notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
   }
 
   void complete(const Action& a) {
@@ -184,7 +186,7 @@ struct Applier {
     const VectorClock all = VectorClock::join_all(clocks);
     complete_collective(members, st.ranks);
     step.op = members.front()->ref;
-    step.op_name = members.front()->op->name;
+    name_op(*members.front()->op);
     step.collective = true;
     step.comm = c;
     step.seq = seq;
@@ -223,7 +225,7 @@ Step Engine::apply(const Action& requested) {
   Step step;
   step.index = st.step;
   step.action = action;
-  step.lane = lane_name(action);
+  if (st.options.step_detail.names) step.lane = lane_name(action);
   Applier applier{*this, st, step};
   switch (action.kind) {
     case ActionKind::issue: applier.issue(action); break;

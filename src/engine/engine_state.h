@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/engine.h"
@@ -49,9 +50,10 @@ struct RankState {
   std::vector<std::shared_ptr<RecordState>> latest_record;  ///< per event; null = never recorded
   std::vector<std::vector<VectorClock>> flag_signals;       ///< per host flag: clock per signal
   std::vector<std::vector<float>> buffers;
-  std::map<CommId, std::uint64_t> comm_issued;     ///< collectives issued per comm
-  std::map<CommId, std::uint64_t> comm_completed;  ///< collectives completed per comm
-  std::map<CommId, VectorClock> comm_last_clock;   ///< clock after the last completion per comm
+  // Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
+  std::vector<std::uint64_t> comm_issued;     ///< collectives issued
+  std::vector<std::uint64_t> comm_completed;  ///< collectives completed
+  std::vector<VectorClock> comm_last_clock;   ///< clock after the last completion; empty before it
   std::deque<std::pair<CommId, std::uint64_t>> uncompleted;  ///< collectives in launch order
 };
 
@@ -87,6 +89,12 @@ struct Engine::State {
   /// refresh_comm) so a step costs what it touches, not the size of the world.
   mutable std::vector<Action> enabled;
   mutable bool enabled_valid = false;  ///< false until the first full computation
+  std::vector<Action> fresh;  ///< refresh_rank's scratch list, kept to avoid an allocation per step
+  /// Lane names ("thread main", "stream compute", "comm dp"), built once: every issue, execute
+  /// and join names its lane for the observers.
+  std::vector<std::vector<std::string>> thread_lanes;  ///< per rank, per thread
+  std::vector<std::vector<std::string>> stream_lanes;  ///< per rank, per stream
+  std::vector<std::string> comm_lanes;                 ///< per communicator
   bool finished = false;
 
   State(const Scenario& s, EngineOptions o);

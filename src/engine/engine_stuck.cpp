@@ -66,8 +66,7 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
     missing_members(st, op.comm, q.seq, out);
     return;
   }
-  auto done = rank.comm_completed.find(op.comm);
-  const std::uint64_t completed = done == rank.comm_completed.end() ? 0 : done->second;
+  const std::uint64_t completed = rank.comm_completed[op.comm];
   if (completed != q.seq) {
     out.waiting_for = fmt::format("collective #{} on comm {} to complete first (NCCL runs a comm's ops in issue order)", completed, comm);
     if (auto holder = stream_holding(st, r, op.comm, completed)) out.waits_on.push_back(stream_key(r, *holder));
