@@ -42,7 +42,6 @@ void note_hangs_elsewhere(IdExchange& exchange, GpuRunResult& result) {
 
 }  // namespace
 
-
 FittedScenario fit_to_this_machine(const Scenario& scenario, const IdExchange* exchange) {
   const DeviceProbe probe = probe_devices();
   if (!probe.usable()) throw InputError("no usable CUDA device: " + probe.unusable_reason);
