@@ -9,6 +9,7 @@ EXIT_CLEAN = 0
 EXIT_HAZARD = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 3
+EXIT_INCONCLUSIVE = 4  # a step cap, schedule cap, bound or time budget cut the check short
 EXIT_INTERRUPTED = 130
 
 

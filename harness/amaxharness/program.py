@@ -20,6 +20,13 @@ import time
 
 from .errors import InputError, ProgramError
 
+# The verdicts of `check --json` (scheduler/verdict.h): a sample is not a proof, and a check that
+# a cap or budget cut short claims nothing.
+VERDICTS = ("hazard", "proven_clean", "no_hazard_found", "inconclusive")
+# The exit codes of a check that produced a report: 0 proven clean or no hazard found, 1 hazard,
+# 4 inconclusive.
+REPORT_EXIT_CODES = (0, 1, 4)
+
 HAZARD_KINDS = ("data_race", "collective_mismatch", "ordering_hazard", "unjoined_collective",
                 "deadlock", "value_mismatch", "replica_divergence")
 
@@ -171,7 +178,7 @@ class Timing:
 class CheckReport:
     """`amaxcheck check --json`: the verdict, the hazards and, in timed mode, the cost figures."""
 
-    verdict: str  # "clean" | "hazard"
+    verdict: str  # one of VERDICTS
     hazards: list[Hazard]
     runs: int
     complete: bool
@@ -180,6 +187,7 @@ class CheckReport:
     trace: str | None
     timing: Timing | None
     raw: dict
+    cut_short: list = dataclasses.field(default_factory=list)  # causes: "step_cap", ...
 
     @property
     def hazard_kinds(self) -> list[str]:
@@ -217,8 +225,8 @@ def _field(doc: dict, key: str, kind, where: str, optional=False):
 def parse_check_report(doc: dict) -> CheckReport:
     """Validates and converts one report; ValueError names the field that is wrong."""
     verdict = _field(doc, "verdict", str, "report")
-    if verdict not in ("clean", "hazard"):
-        raise ValueError(f"report.verdict: expected 'clean' or 'hazard', got {verdict!r}")
+    if verdict not in VERDICTS:
+        raise ValueError(f"report.verdict: expected one of {', '.join(VERDICTS)}, got {verdict!r}")
     hazards = []
     for i, h in enumerate(_field(doc, "hazards", list, "report")):
         where = f"report.hazards[{i}]"
@@ -246,12 +254,14 @@ def parse_check_report(doc: dict) -> CheckReport:
     return CheckReport(
         verdict=verdict, hazards=hazards, runs=_field(doc, "runs", int, "report"),
         complete=bool(doc.get("complete", False)), strategy=str(doc.get("strategy", "")),
-        seed=int(doc.get("seed", 0)), trace=doc.get("trace"), timing=timing, raw=doc)
+        seed=int(doc.get("seed", 0)), trace=doc.get("trace"), timing=timing, raw=doc,
+        cut_short=[str(c.get("cause", "")) for c in doc.get("cut_short") or []
+                   if isinstance(c, dict)])
 
 
 def read_check_report(done: Completed) -> CheckReport:
-    """The report of a `check --json` run that exited 0 or 1; ProgramError otherwise."""
-    if done.returncode not in (0, 1):
+    """The report of a `check --json` run that exited 0, 1 or 4; ProgramError otherwise."""
+    if done.returncode not in REPORT_EXIT_CODES:
         raise ProgramError(describe_failure(done))
     try:
         return parse_check_report(extract_json_object(done.stdout))

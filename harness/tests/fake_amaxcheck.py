@@ -92,9 +92,12 @@ def check(args):
             hazards.append(hazard("data_race", "RAW on amax_history vs amax all-reduce"))
         if opts.get("--comm") == "shared" and opts.get("--amax-order") == "rank-dependent":
             hazards.append(hazard("ordering_hazard", "amax vs gradient order differs"))
-    report = {"verdict": "hazard" if hazards else "clean", "hazards": hazards,
+    complete = strategy == "exhaustive" and dp <= 8
+    verdict = "hazard" if hazards else "proven_clean" if complete else \
+        "inconclusive" if strategy == "exhaustive" else "no_hazard_found"
+    report = {"verdict": verdict, "hazards": hazards,
               "runs": int(opts.get("--runs", opts.get("--max-schedules", 1))),
-              "complete": strategy == "exhaustive" and dp <= 8,
+              "complete": complete,
               "strategy": strategy, "seed": int(opts.get("--seed", 0)),
               "trace": opts.get("--trace-out")}
     if rank is not None:
@@ -113,7 +116,7 @@ def check(args):
     if "--json" in flags:
         print("fake: log line before the report")
         print(json.dumps(report, indent=2))
-    return 1 if hazards else 0
+    return 1 if hazards else 4 if verdict == "inconclusive" else 0
 
 
 def read_trace(path):
@@ -140,7 +143,7 @@ def main(argv):
     if cmd == "replay":
         steps, hazards = read_trace(args[0])
         found = [hazard(h["hazard"], h["summary"]) for h in hazards]
-        print(json.dumps({"verdict": "hazard" if found else "clean", "hazards": found,
+        print(json.dumps({"verdict": "hazard" if found else "no_hazard_found", "hazards": found,
                           "runs": 1, "complete": True, "strategy": "replay", "seed": 0,
                           "trace": args[0]}))
         return 1 if found else 0

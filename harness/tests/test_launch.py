@@ -90,7 +90,7 @@ def test_dry_run_prints_the_command_and_runs_nothing(tmp_path, fake_bin, cli):
     assert fake_bin.calls() == []
 
 
-def write_rank(folder, rank, verdict="clean", kinds=(), process=None, processes=None):
+def write_rank(folder, rank, verdict="no_hazard_found", kinds=(), process=None, processes=None):
     d = folder / "1" / f"rank.{rank}"
     d.mkdir(parents=True)
     hazards = [{"kind": k, "summary": f"{k} on amax", "participants": []} for k in kinds]
@@ -125,7 +125,7 @@ def test_a_report_that_names_another_process_is_not_merged_as_this_ranks(tmp_pat
 
 def test_srun_report_files_are_found_too(tmp_path):
     (tmp_path / "rank-0.out").write_text(json.dumps(
-        {"verdict": "clean", "hazards": [], "runs": 3, "complete": True}))
+        {"verdict": "no_hazard_found", "hazards": [], "runs": 3, "complete": True}))
     (tmp_path / "rank-1.out").write_text("Segmentation fault\n")
     (tmp_path / "rank-1.err").write_text("cuda error: no device\n")
     merged = collect.merge(tmp_path, 2)

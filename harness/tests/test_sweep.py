@@ -43,7 +43,8 @@ def test_sweep_writes_csv_report_and_plots_with_each_points_verdict(tmp_path, fa
     rows = read_csv(out / "results.csv")
     assert len(rows) == 12
     by = {(r["comm"], r["wait"], r["dp"]): r for r in rows}
-    assert by[("separate", "before-copy", "8")]["verdict"] == "clean"
+    assert by[("separate", "before-copy", "8")]["verdict"] == "proven_clean"
+    assert by[("separate", "before-copy", "64")]["verdict"] == "no_hazard_found"
     assert by[("separate", "before-copy", "8")]["complete"] == "true"
     assert by[("separate", "before-copy", "64")]["complete"] == "false"
     assert by[("separate", "after-copy", "2")]["hazard_kinds"] == "data_race"
@@ -53,12 +54,12 @@ def test_sweep_writes_csv_report_and_plots_with_each_points_verdict(tmp_path, fa
     assert by[("separate", "before-copy", "2")]["extra_comm_memory_bytes"] == str(512 * 2 ** 20)
     report = (out / "report.md").read_text()
     assert "## Findings per design" in report
-    assert "comm=separate, wait=before-copy | no hazard found at dp=2–64 (exhaustive search " \
-           "complete at dp=2–8)" in report
+    assert "comm=separate, wait=before-copy | proven clean at dp=2–8; no hazard found " \
+           "(sampled) at dp=64" in report
     assert "comm=shared, wait=after-copy | **hazard** (data_race, ordering_hazard) at dp=2–64" \
         in report
     assert "![exposed_latency.svg](exposed_latency.svg)" in report
-    assert "comm=separate, wait=before-copy: no hazard found" in done.stdout
+    assert "comm=separate, wait=before-copy: proven clean at dp=2–8" in done.stdout
     # the progress bar reached the total on stderr
     assert "24/24" in done.stderr
 

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/hazard_report.h"
 #include "cli/launch_exchange.h"
+#include "cli/verdict_report.h"
 #include "cuda/bootstrap.h"
 #include "cuda/launch_env.h"
 #if AMAXCHECK_HAVE_CUDA
@@ -98,6 +99,10 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
   std::vector<Hazard> hazards = simulated.hazards;
   if (on_gpu.hang) hazards.push_back(gpu::hang_hazard(on_gpu));
   const bool agree = !mismatch && on_gpu.data_check_wrong == 0 && (on_gpu.hang == (simulated.outcome == sched::RunOutcome::stuck));
+  // One schedule: a sample at best, and nothing at all when the step cap cut it.
+  const sched::VerdictKind verdict = !hazards.empty() || !agree ? sched::VerdictKind::hazard
+                                     : simulated.outcome == sched::RunOutcome::step_limit ? sched::VerdictKind::inconclusive
+                                                                                         : sched::VerdictKind::no_hazard_found;
   if (json) {
     // runs / complete / strategy / seed: the fields every `check --json` report has, so the
     // harness reads this one like the simulator's (one schedule, so never complete coverage).
@@ -117,7 +122,7 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     j["steps_replayed"] = on_gpu.steps_replayed;
     j["data_check_wrong"] = on_gpu.data_check_wrong;
     j["oracle_mismatch"] = mismatch ? nlohmann::ordered_json(mismatch->describe()) : nlohmann::ordered_json(nullptr);
-    j["verdict"] = hazards.empty() && agree ? "clean" : "hazard";
+    j["verdict"] = sched::to_string(verdict);
     j["hazards"] = nlohmann::ordered_json::array();
     for (const auto& h : hazards) j["hazards"].push_back(hazard_json(h, ""));
     fmt::print("{}\n", j.dump(2));
@@ -128,8 +133,12 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     fmt::print("replayed {} steps; data check: {} wrong element(s)\n", on_gpu.steps_replayed, on_gpu.data_check_wrong);
     fmt::print("oracle: {}\n", mismatch ? mismatch->describe() : std::string("simulator and GPUs agree bit for bit"));
     for (const auto& h : hazards) fmt::print("{}", format_hazard(h, ""));
+    if (verdict == sched::VerdictKind::inconclusive) {
+      fmt::print("inconclusive: the simulated run reached the step cap of {} steps (raise it with --max-steps)\n",
+                 sched::effective_step_cap(scenario, options));
+    }
   }
-  return hazards.empty() && agree ? exit_clean : exit_hazard;
+  return exit_code(verdict);
 }
 #endif
 

@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/hazard_report.h"
 #include "cli/scenario_target.h"
+#include "cli/verdict_report.h"
 #include "cuda/placement.h"
 #include "scheduler/reproduce.h"
 #include "util/check.h"
@@ -26,6 +27,9 @@ struct CheckArgs {
   std::uint64_t max_schedules = 0;
   int preemption_bound = -1;
   bool no_reduction = false;
+  std::size_t max_steps = 0;
+  double time_budget_s = 0;
+  bool no_progress = false;
   std::string trace_out;
   bool json = false;
   bool check_determinism = false;
@@ -56,6 +60,10 @@ sched::ExploreOptions explore_options(const CheckArgs& args) {
   if (!(args.bus_gbps > 0)) throw InputError("--bus-gbps: expected a positive bandwidth");
   o.cost.beta_us_per_byte = 1.0 / (args.bus_gbps * 1000.0);
   if (args.preemption_bound >= 0) o.exhaustive.preemption_bound = static_cast<std::uint32_t>(args.preemption_bound);
+  o.run.max_steps = args.max_steps;
+  if (args.time_budget_s < 0) throw InputError("--time-budget: expected seconds >= 0 (0 = none)");
+  if (args.time_budget_s > 0) o.time_budget_s = args.time_budget_s;
+  if (!args.no_progress) o.progress = stderr_progress(o.strategy == sched::StrategyKind::exhaustive ? "schedules" : "runs");
   return o;
 }
 
@@ -64,13 +72,15 @@ nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, 
   nlohmann::ordered_json j;
   j["scenario"] = scenario.name;
   j["source"] = scenario.source;
-  j["verdict"] = r.hazards.empty() ? "clean" : "hazard";
+  j["verdict"] = sched::to_string(r.verdict);
   j["strategy"] = args.strategy;
   j["seed"] = args.seed;
   j["runs"] = r.runs;
   j["steps"] = r.steps;
   j["complete"] = r.coverage_complete;
   j["pruned"] = r.pruned;
+  j["step_cap"] = r.step_cap;
+  j["cut_short"] = cut_short_json(r);
   j["seconds"] = outcome.seconds;
   j["trace"] = outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(outcome.trace_path);
   j["hazards"] = nlohmann::ordered_json::array();
@@ -84,20 +94,20 @@ nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, 
   return j;
 }
 
-void print_human(const Scenario& scenario, const CheckArgs& args, const CheckOutcome& outcome) {
+void print_human(const Scenario& scenario, const CheckArgs& args, const CheckRequest& request, const CheckOutcome& outcome) {
   const auto& r = outcome.result;
   fmt::print("{} ({}, seed {})\n", scenario.source.empty() ? scenario.name : scenario.source, args.strategy, args.seed);
   std::string coverage;
   if (r.exhaustive) {
-    coverage = fmt::format(", {} pruned, search {}", r.pruned, r.coverage_complete ? "complete" : "incomplete (capped or bounded)");
+    const bool stopped_at_hazard = r.verdict == sched::VerdictKind::hazard && !r.exhaustive->complete && !r.cut_short.any();
+    coverage = fmt::format(", {} pruned, search {}", r.pruned,
+                           r.coverage_complete ? "complete"
+                           : stopped_at_hazard ? "stopped at the first hazard (--keep-going continues)"
+                                               : "incomplete");
   }
-  fmt::print("verdict: {} after {} run(s), {} steps, {:.2f} s{}\n",
-             r.hazards.empty() ? "clean" : fmt::format("HAZARD ({} distinct: {})", r.hazards.size(), [&] {
-               std::vector<Hazard> hs;
-               for (const auto& f : r.hazards) hs.push_back(f.hazard);
-               return hazard_kinds(hs);
-             }()),
-             r.runs, r.steps, outcome.seconds, coverage);
+  fmt::print("verdict: {} after {} run(s), {} steps, {:.2f} s{}\n", verdict_headline(r), r.runs, r.steps,
+             outcome.seconds, coverage);
+  for (const std::string& line : verdict_notes(r, request.explore)) fmt::print("{}\n", line);
   if (outcome.cost) {
     fmt::print("timing: iteration {:.1f} us, exposed amax latency {:.1f} us, amax queued {:.1f} us, extra comm memory {} MiB\n",
                outcome.cost->iteration_time_us, outcome.cost->exposed_amax_latency_us, outcome.cost->amax_queued_us,
@@ -128,15 +138,18 @@ int run(CheckArgs& args) {
   }
   const CheckOutcome outcome = run_check(scenario, request);
   if (args.json) fmt::print("{}\n", to_json(scenario, args, outcome).dump(2));
-  else print_human(scenario, args, outcome);
-  return outcome.result.hazards.empty() ? exit_clean : exit_hazard;
+  else print_human(scenario, args, request, outcome);
+  return exit_code(outcome.result.verdict);
 }
 
 }  // namespace
 
 void register_check(CLI::App& app) {
   auto args = std::make_shared<CheckArgs>();
-  auto* sub = app.add_subcommand("check", "explore a protocol or scenario file for hazards (exit 0 clean, 1 hazard, 2 bad input)");
+  auto* sub = app.add_subcommand(
+      "check", "explore a protocol or scenario file for hazards (exit 0 proven clean or no hazard found, 1 hazard, 2 bad "
+               "input, 3 internal error, 4 inconclusive)");
+  sub->footer(exit_codes_help);
   args->target.add_options(*sub);
   sub->add_option("--strategy", args->strategy, "random | pct | exhaustive | timed")->capture_default_str();
   sub->add_option("--seed", args->seed, "exploration seed")->capture_default_str();
@@ -147,6 +160,13 @@ void register_check(CLI::App& app) {
   sub->add_option("--max-schedules", args->max_schedules, "exhaustive: cap on schedules (0 = none)");
   sub->add_option("--preemption-bound", args->preemption_bound, "exhaustive: preemption bound (-1 = none)");
   sub->add_flag("--no-reduction", args->no_reduction, "exhaustive: visit every interleaving (no partial-order reduction)");
+  sub->add_option("--max-steps", args->max_steps,
+                  "step cap of each run (0 = derived from the scenario: twice its op count's steps plus slack); a run "
+                  "that reaches it makes the check inconclusive");
+  sub->add_option("--time-budget", args->time_budget_s,
+                  "seconds for the whole check (0 = none); running out makes it inconclusive");
+  sub->add_flag("--no-progress,--quiet", args->no_progress,
+                "no progress lines on stderr (printed at most once a second once a check has run for a second)");
   sub->add_option("--trace-out", args->trace_out, "where to write the counterexample's trace");
   sub->add_flag("--json", args->json, "machine-readable output");
   sub->add_flag("--check-determinism", args->check_determinism, "run seeds twice and compare traces byte for byte");

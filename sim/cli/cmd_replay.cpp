@@ -1,10 +1,12 @@
 // amaxcheck replay TRACE [--json] [--check-determinism]: re-runs a trace step by step.
-// Exit 1 when the replayed run shows a hazard, 0 when clean, 2 on a bad or diverging trace.
+// Exit 1 when the replayed run shows a hazard, 0 when it has none, 4 when it has none but the
+// recorded run was cut at its step cap (inconclusive), 2 on a bad or diverging trace.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/verdict_report.h"
 #include "scheduler/atomic_file.h"
 #include "scheduler/reproduce.h"
 #include "scheduler/trace.h"
@@ -55,6 +57,10 @@ int replay(const ReplayArgs& args) {
   bool deterministic = true;
   if (args.check_determinism) determinism = determinism_verdict(trace, scenario, args.trace, deterministic);
   const std::string command = sched::replay_command(args.trace);
+  const bool cut = run.outcome == sched::RunOutcome::step_limit;
+  const sched::VerdictKind verdict = !run.hazards.empty() ? sched::VerdictKind::hazard
+                                     : cut                ? sched::VerdictKind::inconclusive
+                                                          : sched::VerdictKind::no_hazard_found;
   if (args.json) {
     nlohmann::ordered_json out;
     out["trace"] = args.trace;
@@ -63,6 +69,7 @@ int replay(const ReplayArgs& args) {
     out["seed"] = trace.header.seed;
     out["steps"] = run.step_count;
     out["outcome"] = sched::to_string(run.outcome);
+    out["verdict"] = sched::to_string(verdict);
     nlohmann::ordered_json hazards = nlohmann::ordered_json::array();
     for (const Hazard& h : run.hazards) {
       nlohmann::ordered_json participants = nlohmann::ordered_json::array();
@@ -86,11 +93,15 @@ int replay(const ReplayArgs& args) {
       for (const std::string& d : h.details) fmt::print("    {}\n", d);
       fmt::print("  reproduce: {}\n", command);
     }
-    if (run.hazards.empty()) fmt::print("no hazard\n");
+    if (run.hazards.empty()) {
+      fmt::print("{}\n", cut ? fmt::format("inconclusive: no hazard before the step cap cut the recorded run at {} steps",
+                                            run.step_count)
+                              : std::string("no hazard"));
+    }
     if (args.check_determinism) fmt::print("{}\n", determinism);
   }
   if (!deterministic) return exit_bad_input;
-  return run.hazards.empty() ? exit_clean : exit_hazard;
+  return exit_code(verdict);
 }
 
 }  // namespace

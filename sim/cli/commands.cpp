@@ -32,6 +32,7 @@ int run_main(int argc, char** argv) {
   CLI::App app{"amaxcheck: verify how FP8 training stacks synchronise amax and scales across GPUs"};
   app.require_subcommand(1);
   app.set_version_flag("--version", tool_version());
+  app.footer(exit_codes_help);
   register_commands(app);
   try {
     app.parse(argc, argv);

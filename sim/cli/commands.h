@@ -9,10 +9,19 @@
 
 namespace amaxcheck::cli {
 
+/// Exit codes. 0 only for a verdict that stands: proven clean, or no hazard found by a sample
+/// that nothing cut short. A run or search cut short (step cap, schedule cap, preemption
+/// bound, time budget) without a hazard is inconclusive, 4; a hazard found is 1 even then.
 inline constexpr int exit_clean = 0;
 inline constexpr int exit_hazard = 1;
 inline constexpr int exit_bad_input = 2;
 inline constexpr int exit_internal = 3;
+inline constexpr int exit_inconclusive = 4;
+
+/// The exit codes as `--help` lists them.
+inline constexpr const char* exit_codes_help =
+    "exit codes: 0 proven clean or no hazard found, 1 hazard, 2 bad input, 3 internal error, 4 inconclusive (a step "
+    "cap, schedule cap, preemption bound or time budget cut the check short)";
 
 const char* tool_version();
 

@@ -10,6 +10,13 @@
 /// - timed: one deterministic discrete-event run.
 /// An exploration stops at the first run with a hazard, or continues, as asked. The first
 /// failing run is re-run with steps recorded, ready to be written as a trace.
+///
+/// Every exploration ends in a verdict (verdict.h). Runs get the step cap of RunOptions
+/// (derived from the scenario unless given); a run that reaches it makes the exploration
+/// inconclusive, as do the exhaustive search's schedule cap and a preemption bound that
+/// skipped a branch. A time budget ends the exploration (and cuts its current run) when it
+/// runs out, inconclusive; a run it cuts is dropped. An exception in a worker (`jobs` > 1)
+/// reaches the caller as it would with one job: the one of the lowest run index.
 
 #include <cstdint>
 #include <memory>
@@ -19,9 +26,11 @@
 
 #include "scheduler/cost_model.h"
 #include "scheduler/exhaustive_strategy.h"
+#include "scheduler/explore_clock.h"
 #include "scheduler/run.h"
 #include "scheduler/strategy.h"
 #include "scheduler/timed_strategy.h"
+#include "scheduler/verdict.h"
 
 namespace amaxcheck::sched {
 
@@ -30,6 +39,9 @@ enum class StrategyKind : std::uint8_t { random, pct, exhaustive, timed };
 const char* to_string(StrategyKind kind);
 /// Parses "random", "pct", "exhaustive", "timed"; false for anything else.
 bool parse_strategy_kind(const std::string& text, StrategyKind& out);
+/// How a strategy covers the schedules: random and pct sample, exhaustive searches, timed
+/// runs once.
+Coverage coverage_of(StrategyKind kind);
 
 struct ExploreOptions {
   StrategyKind strategy = StrategyKind::random;
@@ -40,7 +52,9 @@ struct ExploreOptions {
   unsigned jobs = 1;             ///< random / pct: worker threads
   ExhaustiveOptions exhaustive;  ///< exhaustive: reduction, preemption bound, cap
   CostModel cost;                ///< timed: the cost model
-  RunOptions run;                ///< per run (record_steps is managed by explore)
+  RunOptions run;                ///< per run (record_steps and deadline are managed by explore)
+  std::optional<double> time_budget_s;  ///< wall-clock budget of the whole exploration
+  ProgressFn progress;           ///< progress reports (ExploreClock), none when empty
 };
 
 /// A distinct hazard and the first run that showed it.
@@ -69,6 +83,10 @@ struct ExploreResult {
   /// Whether the exploration covered every schedule (an exhaustive search that completed).
   bool coverage_complete = false;
   std::uint64_t pruned = 0;  ///< exhaustive: sleep-blocked runs + branches skipped by the bound
+  Coverage coverage = Coverage::sampled;
+  CutShort cut_short;        ///< what cut runs or the search short
+  std::size_t step_cap = 0;  ///< the step cap every run had
+  VerdictKind verdict = VerdictKind::no_hazard_found;
 };
 
 /// The seed of run `index` of an exploration with `seed`.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "scheduler/replay_strategy.h"
 #include "scheduler/scenario_embed.h"
 #include "scheduler/scenario_hash.h"
@@ -40,6 +42,10 @@ RunResult replay_trace(const Scenario& scenario, const Trace& trace, const std::
   RunOptions options;
   options.engine = engine_options_from_json(trace.header.engine, where + ":1");
   options.record_steps = true;
+  // A run the step cap cut ends where the recording ends; any other run gets the usual cap,
+  // or the recording's length if that is more (a trace from a run given a larger cap).
+  options.max_steps = trace.summary.outcome == RunOutcome::step_limit ? trace.steps.size()
+                                                                      : std::max(step_cap(scenario), trace.steps.size() + 1);
   ReplayStrategy replay(trace.choices(), ReplayStrategy::Mode::strict, trace.expected_steps());
   try {
     RunResult run = run_once(scenario, replay, options);

@@ -16,12 +16,14 @@ const char* to_string(RunOutcome outcome) {
     case RunOutcome::stuck: return "stuck";
     case RunOutcome::stopped: return "stopped";
     case RunOutcome::step_limit: return "step_limit";
+    case RunOutcome::time_limit: return "time_limit";
   }
   return "?";
 }
 
 bool parse_run_outcome(const std::string& text, RunOutcome& out) {
-  for (RunOutcome o : {RunOutcome::finished, RunOutcome::stuck, RunOutcome::stopped, RunOutcome::step_limit}) {
+  for (RunOutcome o :
+       {RunOutcome::finished, RunOutcome::stuck, RunOutcome::stopped, RunOutcome::step_limit, RunOutcome::time_limit}) {
     if (text == to_string(o)) {
       out = o;
       return true;
@@ -42,6 +44,10 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
   std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario);
   for (auto& detector : detectors) engine.add_observer(detector.get());
 
+  const std::size_t max_steps = effective_step_cap(scenario, options);
+  // The clock is read once every this many steps: a run of a big scenario still ends soon
+  // after its deadline, and small runs pay one branch per step.
+  constexpr std::size_t clock_every_steps = 4096;
   RunResult result;
   for (;;) {
     const std::vector<Action>& enabled = engine.enabled();
@@ -51,8 +57,13 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
       if (result.outcome == RunOutcome::stuck) result.stuck = engine.stuck();
       break;
     }
-    if (result.step_count >= options.max_steps) {
+    if (result.step_count >= max_steps) {
       result.outcome = RunOutcome::step_limit;
+      break;
+    }
+    if (options.deadline && result.step_count % clock_every_steps == clock_every_steps - 1 &&
+        std::chrono::steady_clock::now() >= *options.deadline) {
+      result.outcome = RunOutcome::time_limit;
       break;
     }
     const std::size_t chosen = strategy.pick(ChoiceKind::next_action, std::span<const Action>(enabled));
@@ -93,6 +104,12 @@ std::uint64_t expected_steps(const Scenario& scenario) {
   }
   for (std::uint64_t n : collectives_per_comm) steps += n;
   return steps;
+}
+
+std::size_t step_cap(const Scenario& scenario) { return static_cast<std::size_t>(2 * expected_steps(scenario) + 1024); }
+
+std::size_t effective_step_cap(const Scenario& scenario, const RunOptions& options) {
+  return options.max_steps > 0 ? options.max_steps : step_cap(scenario);
 }
 
 }  // namespace amaxcheck::sched

@@ -5,9 +5,15 @@
 /// enabled() -> strategy.pick() -> apply(), logging every choice (and, when asked, every
 /// step). When nothing is enabled it calls engine.finish() so the detectors can report
 /// deadlocks and value problems, then gathers the hazards, deduplicated by Hazard::key().
+///
+/// Two limits can cut a run short, and an exploration that meets either is inconclusive
+/// (verdict.h): the step cap, derived from the scenario unless given, and a deadline (the
+/// exploration's time budget), checked every few thousand steps so the clock costs nothing.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "detectors/hazard.h"
@@ -18,9 +24,12 @@ namespace amaxcheck::sched {
 
 struct RunOptions {
   EngineOptions engine;
-  /// A run stops (outcome step_limit) after this many steps; scenarios are finite, so this
-  /// only guards against engine bugs.
-  std::size_t max_steps = 1'000'000;
+  /// A run stops (outcome step_limit) after this many steps; 0 means step_cap(scenario).
+  /// Scenarios are finite and a finished run takes exactly expected_steps, so the derived cap
+  /// is only met by an engine that loops; a cap given by hand can cut real runs short.
+  std::size_t max_steps = 0;
+  /// A run stops (outcome time_limit) at the first check of the clock past this point.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
   /// Keep every Step in the result (traces, exports). Exploration turns it off for speed; the
   /// engine then builds only the parts of each Step the strategy reads (Strategy::step_needs)
   /// instead of engine.step_detail.
@@ -32,6 +41,7 @@ enum class RunOutcome : std::uint8_t {
   stuck,       ///< nothing enabled but work remains (the deadlock detector reports it)
   stopped,     ///< the strategy ended the run early (Strategy::stop)
   step_limit,  ///< RunOptions::max_steps reached
+  time_limit,  ///< RunOptions::deadline passed (explorations drop such runs: never in a trace)
 };
 
 const char* to_string(RunOutcome outcome);
@@ -55,5 +65,11 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
 /// The number of steps a run of `scenario` takes when it finishes: one issue per op, one
 /// execute or join per device op, one complete per collective (PCT's k).
 std::uint64_t expected_steps(const Scenario& scenario);
+
+/// The step cap a run of `scenario` gets when none is given: twice expected_steps plus
+/// slack, so it scales with the scenario and no finished or stuck run can reach it.
+std::size_t step_cap(const Scenario& scenario);
+/// `options.max_steps`, or step_cap(scenario) when it is 0.
+std::size_t effective_step_cap(const Scenario& scenario, const RunOptions& options);
 
 }  // namespace amaxcheck::sched

@@ -10,7 +10,7 @@ import pathlib
 import sys
 
 from .. import atomic, program
-from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INTERNAL, ProgramError
+from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE, EXIT_INTERNAL, ProgramError
 from . import agreement, align, dump, render, scenario
 
 HELP = """\
@@ -100,4 +100,7 @@ def run(args) -> int:
               file=sys.stderr)
         return EXIT_INTERNAL
     diverged = bool(report.divergences) or (sim is not None and sim["verdict"] == "hazard")
-    return EXIT_HAZARD if diverged else EXIT_CLEAN
+    if diverged:
+        return EXIT_HAZARD
+    # A simulation that a cap cut short says nothing about the job: not clean.
+    return EXIT_INCONCLUSIVE if sim is not None and sim["verdict"] == "inconclusive" else EXIT_CLEAN

@@ -69,8 +69,11 @@ def merge(report_dir: pathlib.Path, ranks: int) -> dict:
             key = (h.get("kind"), h.get("summary"))
             entry = hazards.setdefault(key, {**h, "reported_by": []})
             entry["reported_by"].append(rank)
+    # Each rank replays one schedule: at best a sample ("no_hazard_found"), never a proof.
     verdict = "hazard" if hazards or any(r["verdict"] == "hazard" for r in per_rank.values()) \
-        else ("incomplete" if missing else "clean")
+        else "incomplete" if missing \
+        else "inconclusive" if any(r["verdict"] == "inconclusive" for r in per_rank.values()) \
+        else "no_hazard_found"
     return {"verdict": verdict, "ranks": ranks, "reports": per_rank, "missing": missing,
             "hazards": list(hazards.values()), "runs": runs, "complete": complete and not missing,
             "timing": timing or None}

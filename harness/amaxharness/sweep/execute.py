@@ -51,7 +51,7 @@ def run_one(binary, job: Job, timeout_s: float) -> Outcome:
         done = program.run([binary, *job.args], timeout_s=timeout_s)
     except program.Timeout as err:
         return Outcome(returncode=None, report=None, error=str(err), wall_s=timeout_s)
-    if done.returncode in (0, 1):
+    if done.returncode in program.REPORT_EXIT_CODES:
         try:
             report = program.read_check_report(done)
         except ProgramError as err:

@@ -13,11 +13,12 @@ from .grid import Grid
 from .report import KIND_SHORT
 from .results import VERDICT_ERROR, Row
 
-_CELL = {"clean_complete": (0, "#2e7d32", "no hazard (exhaustive, complete)"),
-         "clean": (1, "#a5d6a7", "no hazard found (sampled)"),
-         "hazard": (2, "#c62828", "hazard"),
-         VERDICT_ERROR: (3, "#9e9e9e", "run failed"),
-         "none": (4, "#ffffff", "not run")}
+_CELL = {"proven_clean": (0, "#2e7d32", "proven clean (exhaustive search complete)"),
+         "no_hazard_found": (1, "#a5d6a7", "no hazard found (sampled)"),
+         "inconclusive": (2, "#ffe082", "inconclusive (cut short)"),
+         "hazard": (3, "#c62828", "hazard"),
+         VERDICT_ERROR: (4, "#9e9e9e", "run failed"),
+         "none": (5, "#ffffff", "not run")}
 
 
 def _pyplot():
@@ -104,8 +105,12 @@ def _cell(row: Row | None) -> tuple[str, str]:
         return "none", ""
     if row.verdict == "hazard":
         return "hazard", "\n".join(KIND_SHORT.get(k, k) for k in row.hazard_kinds)
-    if row.verdict == "clean":
-        return ("clean_complete", "ok") if row.complete else ("clean", "ok*")
+    if row.verdict == "proven_clean":
+        return "proven_clean", "proof"
+    if row.verdict == "no_hazard_found":
+        return "no_hazard_found", "ok*"
+    if row.verdict == "inconclusive":
+        return "inconclusive", "?"
     return VERDICT_ERROR, "err"
 
 
@@ -115,7 +120,7 @@ def plot_safety_map(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
 
     columns = grid.axes[grid.x] if grid.x else [None]
     designs = _designs(rows)
-    cells = [[4] * len(columns) for _ in designs]
+    cells = [[_CELL["none"][0]] * len(columns) for _ in designs]
     texts = [[""] * len(columns) for _ in designs]
     col_of = {repr(v): i for i, v in enumerate(columns)}
     for i, group in enumerate(designs.values()):

@@ -17,6 +17,10 @@ KIND_SHORT = {"data_race": "race", "collective_mismatch": "mismatch",
               "replica_divergence": "divergence"}
 
 
+VERDICT_WORDS = {"proven_clean": "proven clean", "no_hazard_found": "no hazard found",
+                 "inconclusive": "inconclusive"}
+
+
 def to_csv(grid: Grid, rows: list[Row]) -> str:
     keys = list(grid.axes)
     out = io.StringIO()
@@ -77,7 +81,9 @@ def safety_summary(grid: Grid, rows: list[Row]) -> str:
     where = (lambda rs: f" at {x}={compress([r.point[x] for r in rs], universe)}") if x else \
         (lambda rs: "")
     hazards = [r for r in rows if r.verdict == "hazard"]
-    clean = [r for r in rows if r.verdict == "clean"]
+    proven = [r for r in rows if r.verdict == "proven_clean"]
+    sampled = [r for r in rows if r.verdict == "no_hazard_found"]
+    inconclusive = [r for r in rows if r.verdict == "inconclusive"]
     errors = [r for r in rows if r.verdict == VERDICT_ERROR]
     parts = []
     if hazards:
@@ -85,14 +91,13 @@ def safety_summary(grid: Grid, rows: list[Row]) -> str:
         for r in hazards:
             kinds += [k for k in r.hazard_kinds if k not in kinds]
         parts.append(f"**hazard** ({', '.join(kinds)}){where(hazards)}")
-    if clean:
-        complete = [r for r in clean if r.complete]
-        text = f"no hazard found{where(clean)}"
-        if complete and len(complete) == len(clean):
-            text += " (exhaustive search complete)"
-        elif complete:
-            text += f" (exhaustive search complete{where(complete)})"
-        parts.append(text)
+    # A proof and a sample say different things: they are never merged into one "clean".
+    if proven:
+        parts.append(f"proven clean{where(proven)}")
+    if sampled:
+        parts.append(f"no hazard found (sampled){where(sampled)}")
+    if inconclusive:
+        parts.append(f"inconclusive (cut short){where(inconclusive)}")
     if errors:
         parts.append(f"failed{where(errors)}")
     return "; ".join(parts) or "not checked"
@@ -153,7 +158,8 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
     body = []
     for r in rows:
         body.append([str(r.point[k]) for k in keys] + [
-            r.verdict, ", ".join(KIND_SHORT.get(k, k) for k in r.hazard_kinds) or "–",
+            VERDICT_WORDS.get(r.verdict, r.verdict),
+            ", ".join(KIND_SHORT.get(k, k) for k in r.hazard_kinds) or "–",
             "–" if r.runs is None else str(r.runs),
             "–" if r.complete is None else ("yes" if r.complete else "no"),
             *(("hung",) * 4 if r.timed_verdict == "hung" else

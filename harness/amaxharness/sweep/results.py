@@ -18,7 +18,7 @@ HUNG_KINDS = ("deadlock", "unjoined_collective")
 class Row:
     point: dict
     design: str
-    verdict: str  # clean | hazard | error | skipped
+    verdict: str  # hazard | proven_clean | no_hazard_found | inconclusive | error | skipped
     hazard_kinds: list
     runs: int | None
     complete: bool | None

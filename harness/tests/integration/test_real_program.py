@@ -29,7 +29,7 @@ def test_a_small_seed_sweep_gives_the_predicted_verdicts_and_cost_figures(tmp_pa
         rows = {(r["comm"], r["wait"]): r for r in csv.DictReader(f)}
     assert "data_race" in rows[("separate", "after-copy")]["hazard_kinds"]
     assert "data_race" in rows[("shared", "after-copy")]["hazard_kinds"]
-    assert rows[("separate", "before-copy")]["verdict"] == "clean"
+    assert rows[("separate", "before-copy")]["verdict"] == "no_hazard_found"  # pct: a sample
     assert rows[("shared", "before-copy")]["verdict"] == "hazard"
     # the shared communicator with a rank-dependent order hangs: its timed run measures nothing
     assert rows[("shared", "before-copy")]["timed_verdict"] == "hung"
@@ -44,7 +44,7 @@ def test_the_converted_flight_recorder_scenario_is_accepted_and_checked(tmp_path
     ok = cli("import-fr", *sorted((EXAMPLES / "consistent").iterdir()), "--out", tmp_path / "a",
              "--json", timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    assert json.loads(ok.stdout)["simulator"]["verdict"] == "clean"
+    assert json.loads(ok.stdout)["simulator"]["verdict"] == "no_hazard_found"
     bad = cli("import-fr", *sorted((EXAMPLES / "shared_comm_swapped").iterdir()), "--out",
               tmp_path / "b", "--json", timeout=300)
     assert bad.returncode == 1, bad.stdout + bad.stderr

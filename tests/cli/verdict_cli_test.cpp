@@ -1,0 +1,168 @@
+// `amaxcheck check` and `replay` report honest verdicts with their exit codes: 0 proven clean
+// or no hazard found, 1 hazard, 4 inconclusive (a step cap, the schedule cap or the time
+// budget cut the check short), for every strategy; stdout does not depend on progress.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "io/scenario_json.h"
+#include "scenarios.h"
+#include "scheduler/random_strategy.h"
+#include "scheduler/run.h"
+#include "scheduler/trace.h"
+
+namespace amaxcheck::cli {
+namespace {
+
+struct Ran {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Ran amaxcheck(std::vector<std::string> args) {
+  args.insert(args.begin(), "amaxcheck");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  Ran ran;
+  ran.code = run_main(static_cast<int>(argv.size()), argv.data());
+  ran.out = ::testing::internal::GetCapturedStdout();
+  ran.err = ::testing::internal::GetCapturedStderr();
+  return ran;
+}
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("amaxcheck_cli_test_" + name)).string();
+}
+
+/// A small clean protocol point and its hazardous twin.
+const std::vector<std::string> clean_target = {"te-sync", "--dp", "2", "--modules", "1", "--iters", "1"};
+
+/// A scenario file small enough for the exhaustive search to complete: seed hazard 1's
+/// miniature with the wait before the copy-back.
+std::string tiny_clean_file() {
+  const std::string path = temp_path("wait_before_copy.json");
+  save_scenario_file(sched::testing::wait_after_copy(2, false), path);
+  return path;
+}
+const std::vector<std::string> racy_target = {"te-async", "--wait", "after-copy", "--dp", "2", "--modules", "1",
+                                              "--iters", "1"};
+
+std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+const char* const strategies[] = {"random", "pct", "exhaustive", "timed"};
+
+TEST(CheckCli, a_step_cap_that_cuts_runs_is_inconclusive_exit_4_for_every_strategy) {
+  for (const char* strategy : strategies) {
+    const Ran r = amaxcheck(with(with({"check"}, clean_target), {"--strategy", strategy, "--runs", "5", "--max-steps", "4"}));
+    EXPECT_EQ(r.code, exit_inconclusive) << strategy << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict: inconclusive"), std::string::npos) << strategy << "\n" << r.out;
+    EXPECT_NE(r.out.find("step cap of 4 steps (raise it with --max-steps)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("timing:"), std::string::npos) << strategy << ": a cut-off run has no cost figures\n" << r.out;
+  }
+}
+
+TEST(CheckCli, json_carries_the_verdict_kind_and_what_cut_it_short) {
+  for (const char* strategy : strategies) {
+    const Ran r = amaxcheck(
+        with(with({"check"}, clean_target), {"--strategy", strategy, "--runs", "5", "--max-steps", "4", "--json"}));
+    ASSERT_EQ(r.code, exit_inconclusive) << strategy << r.out << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["verdict"], "inconclusive") << strategy;
+    ASSERT_EQ(j["cut_short"].size(), 1u) << strategy;
+    EXPECT_EQ(j["cut_short"][0]["cause"], "step_cap");
+    EXPECT_EQ(j["cut_short"][0]["limit"], 4);
+    EXPECT_EQ(j["cut_short"][0]["raise_with"], "--max-steps");
+    EXPECT_FALSE(j.contains("timing")) << strategy << ": a cut-off timed run has no cost figures";
+  }
+}
+
+TEST(CheckCli, the_schedule_cap_is_inconclusive_exit_4) {
+  const Ran r = amaxcheck({"check", tiny_clean_file(), "--strategy", "exhaustive", "--max-schedules", "1"});
+  EXPECT_EQ(r.code, exit_inconclusive) << r.out << r.err;
+  EXPECT_NE(r.out.find("schedule cap of 1 (raise it with --max-schedules"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, a_spent_time_budget_is_inconclusive_exit_4_for_every_strategy) {
+  // Big enough (te-async at 64 ranks) that a timed run meets the in-run clock check.
+  const std::vector<std::string> big = {"te-async", "--dp", "64", "--modules", "2", "--iters", "1"};
+  for (const char* strategy : strategies) {
+    const Ran r = amaxcheck(with(with({"check"}, big), {"--strategy", strategy, "--runs", "5", "--time-budget", "1e-9"}));
+    EXPECT_EQ(r.code, exit_inconclusive) << strategy << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("time budget of 1e-09 s ran out"), std::string::npos) << strategy << "\n" << r.out;
+    EXPECT_EQ(r.out.find("timing:"), std::string::npos) << strategy;
+  }
+}
+
+TEST(CheckCli, a_complete_exhaustive_search_of_a_clean_point_is_proven_clean_exit_0) {
+  const Ran r = amaxcheck({"check", tiny_clean_file(), "--strategy", "exhaustive", "--time-budget", "600"});
+  EXPECT_EQ(r.code, exit_clean) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: proven clean"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("proven: every schedule of the scenario as given, up to equivalence"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.err, "") << "a short check prints no progress";
+}
+
+TEST(CheckCli, sampled_checks_say_no_hazard_found_with_the_run_count_exit_0) {
+  const Ran r = amaxcheck(with(with({"check"}, clean_target), {"--strategy", "pct", "--runs", "7"}));
+  EXPECT_EQ(r.code, exit_clean) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict: no hazard found after 7 run(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sampled: 7 pct run(s), not a proof"), std::string::npos) << r.out;
+}
+
+TEST(CheckCli, a_hazard_is_exit_1_for_every_strategy_even_when_the_search_stops_early) {
+  for (const char* strategy : {"random", "pct", "exhaustive"}) {
+    const Ran r = amaxcheck(with(with({"check"}, racy_target),
+                                 {"--strategy", strategy, "--runs", "200", "--trace-out", temp_path("race.jsonl")}));
+    EXPECT_EQ(r.code, exit_hazard) << strategy << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict: HAZARD"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("incomplete (capped or bounded)"), std::string::npos) << r.out;
+  }
+}
+
+TEST(CheckCli, progress_goes_to_stderr_after_a_second_and_leaves_stdout_alone) {
+  // An exhaustive search that cannot finish in 1.5 s: one progress line, then the budget ends it.
+  const auto args = std::vector<std::string>{"check",        "te-async",     "--dp",     "2",   "--modules", "2",
+                                             "--iters",      "2",            "--strategy", "exhaustive", "--json",
+                                             "--time-budget", "1.5"};
+  const Ran loud = amaxcheck(args);
+  EXPECT_EQ(loud.code, exit_inconclusive) << loud.out << loud.err;
+  EXPECT_NE(loud.err.find("progress: "), std::string::npos) << loud.err;
+  EXPECT_NE(loud.err.find(" schedules, "), std::string::npos) << loud.err;
+  const Ran quiet = amaxcheck(with(args, {"--quiet"}));
+  EXPECT_EQ(quiet.err, "");
+  const auto j = nlohmann::json::parse(loud.out);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  EXPECT_EQ(j["cut_short"][0]["cause"], "time_budget");
+}
+
+TEST(CheckCli, help_lists_the_exit_codes) {
+  const Ran r = amaxcheck({"check", "--help"});
+  EXPECT_NE(r.out.find("4 inconclusive"), std::string::npos) << r.out;
+}
+
+TEST(ReplayCli, a_trace_cut_at_its_step_cap_without_a_hazard_replays_inconclusive_exit_4) {
+  const Scenario s = sched::testing::wait_after_copy(2, false);
+  sched::RandomStrategy strategy(3);
+  sched::RunOptions options;
+  options.max_steps = 5;
+  const sched::RunResult run = sched::run_once(s, strategy, options);
+  ASSERT_EQ(run.outcome, sched::RunOutcome::step_limit);
+  const std::string path = temp_path("capped.jsonl");
+  sched::write_trace_file(path, sched::make_trace(s, run, sched::TraceOrigin{"random", 3, 0, {}}));
+  const Ran r = amaxcheck({"replay", path});
+  EXPECT_EQ(r.code, exit_inconclusive) << r.out << r.err;
+  EXPECT_NE(r.out.find("inconclusive"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace amaxcheck::cli
