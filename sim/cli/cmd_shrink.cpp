@@ -1,4 +1,6 @@
-// amaxcheck shrink TRACE -o OUT: a smaller trace showing the same hazard kind.
+// amaxcheck shrink TRACE -o OUT: a smaller trace showing the same hazard (the same bug: its
+// kind, subject, ops, access direction, cycle), with a map of the shrunk trace's ranks, ops
+// and checks back to the original.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -42,9 +44,11 @@ int shrink(const ShrinkArgs& args) {
   nlohmann::ordered_json parameters;
   parameters["shrunk_from"] = args.trace;
   parameters["target"] = to_string(target);
+  parameters["hazard"] = result.identity.show();
   parameters["original_strategy"] = trace.header.strategy;
   parameters["original_parameters"] = trace.header.parameters;
   parameters["tests"] = result.tests;
+  parameters["mapping"] = sched::lineage_json(result.scenario, result.lineage);
   const sched::Trace shrunk = sched::make_trace(
       result.scenario, result.run, sched::TraceOrigin{"shrink", trace.header.seed, trace.header.run_index, parameters},
       options.run.engine);
@@ -54,14 +58,15 @@ int shrink(const ShrinkArgs& args) {
   const std::size_t bytes_after = sched::trace_to_jsonl(shrunk).size();
   const auto& b = result.before;
   const auto& a = result.after;
-  fmt::print("shrunk {} keeping {} ({} candidate runs{})\n", args.trace, to_string(target), result.tests,
+  fmt::print("shrunk {} keeping the same {} ({} candidate runs{})\n", args.trace, to_string(target), result.tests,
              result.budget_exhausted ? ", budget exhausted" : "");
   fmt::print("  ranks       {:>8} -> {}\n  ops         {:>8} -> {}\n  steps       {:>8} -> {}\n"
              "  deviations  {:>8} -> {}   (choices other than the first enabled action)\n  bytes       {:>8} -> {}\n",
              b.ranks, a.ranks, b.ops, a.ops, b.steps, a.steps, b.deviations, a.deviations, bytes_before, bytes_after);
-  for (const Hazard& h : result.run.hazards) {
-    if (h.kind == target) fmt::print("  {}: {}\n", to_string(h.kind), h.summary);
-  }
+  fmt::print("original: {}: {}\nshrunk:   {}: {}\nsame bug: {}\n", to_string(result.original.kind), result.original.summary,
+             to_string(result.hazard.kind), result.hazard.summary, result.identity.show());
+  fmt::print("mapping to the original:\n");
+  for (const std::string& line : sched::describe_lineage(result.scenario, result.lineage, scenario)) fmt::print("  {}\n", line);
   fmt::print("wrote {}\nreproduce: {}\n", args.out, sched::replay_command(args.out));
   return exit_clean;
 }
@@ -70,7 +75,7 @@ int shrink(const ShrinkArgs& args) {
 
 void register_shrink(CLI::App& app) {
   auto args = std::make_shared<ShrinkArgs>();
-  CLI::App* sub = app.add_subcommand("shrink", "Shrink a failing trace to a smaller one with the same hazard kind");
+  CLI::App* sub = app.add_subcommand("shrink", "Shrink a failing trace to a smaller one with the same hazard, mapped back to the original");
   sub->add_option("trace", args->trace, "failing trace file")->required();
   sub->add_option("-o,--output", args->out, "where to write the shrunk trace")->required();
   sub->add_option("--kind", args->kind, "hazard kind to keep (default: the trace's first hazard)");

@@ -31,10 +31,34 @@ bool names_a_group(const std::string& segment) {
 
 }  // namespace
 
-std::optional<Scenario> drop_rank(const Scenario& scenario, RankId rank) {
+Lineage Lineage::identity(const Scenario& scenario) {
+  Lineage lineage;
+  for (RankId r = 0; r < scenario.ranks.size(); ++r) {
+    lineage.ranks.push_back(r);
+    auto& threads = lineage.ops.emplace_back();
+    for (const Thread& thread : scenario.ranks[r].threads) {
+      auto& indices = threads.emplace_back(thread.program.size());
+      for (std::uint32_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    }
+  }
+  for (std::size_t c = 0; c < scenario.checks.size(); ++c) lineage.checks.push_back(c);
+  return lineage;
+}
+
+OpRef Lineage::original(const OpRef& reduced) const {
+  return OpRef{ranks.at(reduced.rank), reduced.thread, ops.at(reduced.rank).at(reduced.thread).at(reduced.index)};
+}
+
+Reduced unreduced(const Scenario& scenario) { return Reduced{scenario, Lineage::identity(scenario)}; }
+
+std::optional<Reduced> drop_rank(const Reduced& from, RankId rank) {
+  const Scenario& scenario = from.scenario;
   if (scenario.ranks.size() <= 1 || rank >= scenario.ranks.size()) return std::nullopt;
-  Scenario out = scenario;
+  Reduced reduced = from;
+  Scenario& out = reduced.scenario;
   out.ranks.erase(out.ranks.begin() + rank);
+  reduced.lineage.ranks.erase(reduced.lineage.ranks.begin() + rank);
+  reduced.lineage.ops.erase(reduced.lineage.ops.begin() + rank);
   for (CommId c = 0; c < out.comms.size(); ++c) {
     Communicator& comm = out.comms[c];
     const int removed = member_index(comm, rank);
@@ -61,8 +85,12 @@ std::optional<Scenario> drop_rank(const Scenario& scenario, RankId rank) {
       if (r.rank > rank) --r.rank;
     }
   }
-  std::erase_if(out.checks, [](const ReplicaCheck& c) { return c.replicas.empty(); });
-  return out;
+  std::vector<std::size_t> kept;
+  for (std::size_t c = 0; c < out.checks.size(); ++c) {
+    if (!out.checks[c].replicas.empty()) kept.push_back(c);
+  }
+  if (kept.size() < out.checks.size()) return keep_checks(reduced, kept);
+  return reduced;
 }
 
 std::vector<OpRef> all_ops(const Scenario& scenario) {
@@ -75,13 +103,18 @@ std::vector<OpRef> all_ops(const Scenario& scenario) {
   return ops;
 }
 
-Scenario keep_ops(const Scenario& scenario, const std::vector<OpRef>& kept) {
-  Scenario out = scenario;
-  for (Rank& rank : out.ranks) {
-    for (Thread& thread : rank.threads) thread.program.clear();
+Reduced keep_ops(const Reduced& from, const std::vector<OpRef>& kept) {
+  Reduced out = from;
+  for (RankId r = 0; r < out.scenario.ranks.size(); ++r) {
+    for (ThreadId t = 0; t < out.scenario.ranks[r].threads.size(); ++t) {
+      out.scenario.ranks[r].threads[t].program.clear();
+      out.lineage.ops[r][t].clear();
+    }
   }
   for (const OpRef& ref : kept) {
-    out.ranks[ref.rank].threads[ref.thread].program.push_back(scenario.ranks[ref.rank].threads[ref.thread].program[ref.index]);
+    out.scenario.ranks[ref.rank].threads[ref.thread].program.push_back(
+        from.scenario.ranks[ref.rank].threads[ref.thread].program[ref.index]);
+    out.lineage.ops[ref.rank][ref.thread].push_back(from.lineage.ops[ref.rank][ref.thread][ref.index]);
   }
   return out;
 }
@@ -100,19 +133,32 @@ std::vector<std::string> origin_groups(const Scenario& scenario) {
   return {groups.begin(), groups.end()};
 }
 
-Scenario drop_origin_group(const Scenario& scenario, const std::string& group) {
-  Scenario out = scenario;
-  for (Rank& rank : out.ranks) {
-    for (Thread& thread : rank.threads) {
-      std::erase_if(thread.program, [&](const Op& op) {
-        const auto parts = segments(op.origin);
-        return std::find(parts.begin(), parts.end(), group) != parts.end();
-      });
-    }
+Reduced drop_origin_group(const Reduced& from, const std::string& group) {
+  std::vector<OpRef> kept;
+  for (const OpRef& ref : all_ops(from.scenario)) {
+    const auto parts = segments(from.scenario.ranks[ref.rank].threads[ref.thread].program[ref.index].origin);
+    if (std::find(parts.begin(), parts.end(), group) == parts.end()) kept.push_back(ref);
+  }
+  return keep_ops(from, kept);
+}
+
+Reduced keep_checks(const Reduced& from, const std::vector<std::size_t>& kept) {
+  Reduced out = from;
+  out.scenario.checks.clear();
+  out.lineage.checks.clear();
+  for (std::size_t c : kept) {
+    out.scenario.checks.push_back(from.scenario.checks[c]);
+    out.lineage.checks.push_back(from.lineage.checks[c]);
   }
   return out;
 }
 
-std::size_t op_count(const Scenario& scenario) { return all_ops(scenario).size(); }
+std::size_t op_count(const Scenario& scenario) {
+  std::size_t n = 0;
+  for (const Rank& rank : scenario.ranks) {
+    for (const Thread& thread : rank.threads) n += thread.program.size();
+  }
+  return n;
+}
 
 }  // namespace amaxcheck::sched

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 
-#include "scheduler/replay_strategy.h"
 #include "io/scenario_validate.h"
-#include "scheduler/scenario_reduce.h"
+#include "scheduler/replay_strategy.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {
@@ -49,7 +49,7 @@ ShrinkSize size_of(const Scenario& scenario, const RunResult& run) {
 
 class Shrinker {
  public:
-  Shrinker(HazardKind target, const ShrinkOptions& options) : target_(target), options_(options) {
+  explicit Shrinker(const ShrinkOptions& options) : options_(options) {
     quiet_ = options.run;
     quiet_.record_steps = false;
   }
@@ -57,89 +57,178 @@ class Shrinker {
   bool budget_left() const { return tests_ < options_.max_tests; }
   std::uint64_t tests() const { return tests_; }
 
-  RunResult run(const Scenario& scenario, const std::vector<Choice>& choices, bool record) const {
-    ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
-    RunOptions options = record ? options_.run : quiet_;
-    options.record_steps = record;
-    return run_once(scenario, replay, options);
+  /// Fixes the bug to keep: `identity`, and the hazard kinds a candidate may show.
+  void keep(HazardIdentity identity, const RunResult& original) {
+    identity_ = std::move(identity);
+    for (const Hazard& h : original.hazards) allowed_kinds_.insert(h.kind);
+    // Value hazards find their producers in the steps; only they pay for recording them.
+    quiet_.record_steps = identity_needs_steps(identity_.kind);
+    quiet_.engine.step_detail = StepDetail{false, false, false};
   }
 
-  bool reproduces(const Scenario& scenario, const std::vector<Choice>& choices) {
+  RunResult run(const Scenario& scenario, const std::vector<Choice>& choices, bool record) const {
+    ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
+    return run_once(scenario, replay, record ? options_.run : quiet_);
+  }
+
+  bool reproduces(const Reduced& candidate, const std::vector<Choice>& choices) {
     ++tests_;
     // A reduced scenario must still be one a scenario file can hold (a dropped rank can leave an
     // empty communicator or a reduce-scatter sized for the old member count); otherwise the
     // shrunk trace could not be read back by `amaxcheck replay`.
     try {
-      validate_scenario(scenario, "shrink candidate");
+      validate_scenario(candidate.scenario, "shrink candidate");
     } catch (const InputError&) {
       return false;
     }
-    return run(scenario, choices, false).has_hazard(target_);
+    const RunResult result = run(candidate.scenario, choices, false);
+    // A smaller run that fails in some new way as well is a different failure (slippage).
+    for (const Hazard& h : result.hazards) {
+      if (!allowed_kinds_.contains(h.kind)) return false;
+    }
+    return same_bug(identity_, candidate.scenario, candidate.lineage, result);
   }
 
  private:
-  HazardKind target_;
   ShrinkOptions options_;
   RunOptions quiet_;
+  HazardIdentity identity_;
+  std::set<HazardKind> allowed_kinds_;
   std::uint64_t tests_ = 0;
 };
 
+/// One pass of every reduction over `current`; whether any made it smaller.
+bool reduce_once(Shrinker& shrinker, Reduced& current, std::vector<Choice>& choices) {
+  auto budget = [&] { return shrinker.budget_left(); };
+  bool changed = false;
+  std::vector<std::size_t> checks(current.scenario.checks.size());
+  for (std::size_t c = 0; c < checks.size(); ++c) checks[c] = c;
+  const std::vector<std::size_t> kept_checks = ddmin<std::size_t>(
+      checks, [&](const std::vector<std::size_t>& k) { return shrinker.reproduces(keep_checks(current, k), choices); },
+      budget);
+  if (kept_checks.size() < checks.size()) {
+    current = keep_checks(current, kept_checks);
+    changed = true;
+  }
+  for (RankId r = static_cast<RankId>(current.scenario.ranks.size()); r-- > 0 && budget();) {
+    std::optional<Reduced> candidate = drop_rank(current, r);
+    if (candidate && shrinker.reproduces(*candidate, choices)) {
+      current = std::move(*candidate);
+      changed = true;
+    }
+  }
+  for (const std::string& group : origin_groups(current.scenario)) {
+    if (!budget()) break;
+    Reduced candidate = drop_origin_group(current, group);
+    if (op_count(candidate.scenario) < op_count(current.scenario) && shrinker.reproduces(candidate, choices)) {
+      current = std::move(candidate);
+      changed = true;
+    }
+  }
+  const std::vector<OpRef> ops = all_ops(current.scenario);
+  const std::vector<OpRef> kept = ddmin<OpRef>(
+      ops, [&](const std::vector<OpRef>& k) { return shrinker.reproduces(keep_ops(current, k), choices); }, budget);
+  if (kept.size() < ops.size()) {
+    current = keep_ops(current, kept);
+    changed = true;
+  }
+  const std::vector<Choice> fewer = ddmin<Choice>(
+      choices, [&](const std::vector<Choice>& c) { return shrinker.reproduces(current, c); }, budget);
+  if (fewer.size() < choices.size()) {
+    choices = fewer;
+    changed = true;
+  }
+  return changed;
+}
+
+std::string show_op(const Scenario& s, const OpRef& ref) {
+  const Op& op = s.ranks[ref.rank].threads[ref.thread].program[ref.index];
+  return fmt::format("thread {} op #{} {}", s.ranks[ref.rank].threads[ref.thread].name, ref.index, op.name);
+}
+
 }  // namespace
 
-ShrinkResult shrink(const Scenario& scenario, const std::vector<Choice>& choices, HazardKind target,
+ShrinkResult shrink(const Scenario& scenario, const std::vector<Choice>& choices, std::size_t target,
                     const ShrinkOptions& options) {
-  Shrinker shrinker(target, options);
+  Shrinker shrinker(options);
+  Reduced current = unreduced(scenario);
+  RunOptions recorded = options.run;
+  recorded.record_steps = true;
+  ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
+  const RunResult original = run_once(scenario, replay, recorded);
+  if (target >= original.hazards.size()) {
+    throw InputError(fmt::format("shrink: the run shows {} hazard(s), so it has no hazard #{} to keep",
+                                 original.hazards.size(), target));
+  }
   ShrinkResult result;
-  const RunResult original = shrinker.run(scenario, choices, false);
-  if (!original.has_hazard(target)) {
-    throw InputError(fmt::format("shrink: the run does not show a {} hazard to keep", to_string(target)));
-  }
+  result.original = original.hazards[target];
+  result.identity = identity_of(result.original, scenario, current.lineage, original);
   result.before = size_of(scenario, original);
+  shrinker.keep(result.identity, original);
 
-  Scenario current = scenario;
   std::vector<Choice> current_choices = choices;
-  auto budget = [&] { return shrinker.budget_left(); };
-  bool changed = true;
-  while (changed && budget()) {
-    changed = false;
-    for (RankId r = static_cast<RankId>(current.ranks.size()); r-- > 0 && budget();) {
-      std::optional<Scenario> candidate = drop_rank(current, r);
-      if (candidate && shrinker.reproduces(*candidate, current_choices)) {
-        current = std::move(*candidate);
-        changed = true;
-      }
-    }
-    for (const std::string& group : origin_groups(current)) {
-      if (!budget()) break;
-      Scenario candidate = drop_origin_group(current, group);
-      if (op_count(candidate) < op_count(current) && shrinker.reproduces(candidate, current_choices)) {
-        current = std::move(candidate);
-        changed = true;
-      }
-    }
-    const std::vector<OpRef> ops = all_ops(current);
-    const std::vector<OpRef> kept = ddmin<OpRef>(
-        ops, [&](const std::vector<OpRef>& k) { return shrinker.reproduces(keep_ops(current, k), current_choices); },
-        budget);
-    if (kept.size() < ops.size()) {
-      current = keep_ops(current, kept);
-      changed = true;
-    }
-    const std::vector<Choice> fewer = ddmin<Choice>(
-        current_choices, [&](const std::vector<Choice>& c) { return shrinker.reproduces(current, c); }, budget);
-    if (fewer.size() < current_choices.size()) {
-      current_choices = fewer;
-      changed = true;
-    }
+  while (shrinker.budget_left() && reduce_once(shrinker, current, current_choices)) {
   }
 
-  result.run = shrinker.run(current, current_choices, true);
-  AMAX_CHECK(result.run.has_hazard(target), "shrink: the shrunk run lost its hazard");
-  result.scenario = std::move(current);
+  result.run = shrinker.run(current.scenario, current_choices, true);
+  const Hazard* kept = find_same_bug(result.identity, current.scenario, current.lineage, result.run);
+  AMAX_CHECK(kept != nullptr, "shrink: the shrunk run lost its hazard");
+  result.hazard = *kept;
+  result.scenario = std::move(current.scenario);
+  result.lineage = std::move(current.lineage);
   result.after = size_of(result.scenario, result.run);
   result.tests = shrinker.tests();
   result.budget_exhausted = !shrinker.budget_left();
   return result;
+}
+
+ShrinkResult shrink(const Scenario& scenario, const std::vector<Choice>& choices, HazardKind target,
+                    const ShrinkOptions& options) {
+  ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
+  RunOptions quiet = options.run;
+  quiet.record_steps = false;
+  const RunResult original = run_once(scenario, replay, quiet);
+  for (std::size_t i = 0; i < original.hazards.size(); ++i) {
+    if (original.hazards[i].kind == target) return shrink(scenario, choices, i, options);
+  }
+  throw InputError(fmt::format("shrink: the run does not show a {} hazard to keep", to_string(target)));
+}
+
+std::vector<std::string> describe_lineage(const Scenario& shrunk, const Lineage& lineage, const Scenario& original) {
+  std::vector<std::string> lines;
+  for (RankId r = 0; r < shrunk.ranks.size(); ++r) {
+    const RankId o = lineage.ranks[r];
+    std::vector<std::string> buffers;
+    for (const Buffer& b : shrunk.ranks[r].buffers) buffers.push_back(b.name);
+    lines.push_back(fmt::format("rank {} = original rank {} ({}); its threads, streams, events and buffers keep their "
+                                "names and indices ({} buffers: {})",
+                                r, o, original.ranks[o].name, shrunk.ranks[r].buffers.size(),
+                                fmt::join(buffers, ", ")));
+    for (ThreadId t = 0; t < shrunk.ranks[r].threads.size(); ++t) {
+      for (std::uint32_t i = 0; i < shrunk.ranks[r].threads[t].program.size(); ++i) {
+        const OpRef back = lineage.original(OpRef{r, t, i});
+        lines.push_back(fmt::format("  {} = original rank {} {} ({})", show_op(shrunk, OpRef{r, t, i}), back.rank,
+                                    show_op(original, back), original.ranks[back.rank].threads[t].program[back.index].origin));
+      }
+    }
+  }
+  for (std::size_t c = 0; c < shrunk.checks.size(); ++c) {
+    lines.push_back(fmt::format("check {} ({}) = original check {}", c, shrunk.checks[c].tensor, lineage.checks[c]));
+  }
+  if (shrunk.checks.empty() && !original.checks.empty()) {
+    lines.push_back(fmt::format("the original's {} replica check(s) were dropped: the hazard is not about them", original.checks.size()));
+  }
+  return lines;
+}
+
+nlohmann::ordered_json lineage_json(const Scenario& shrunk, const Lineage& lineage) {
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (RankId r = 0; r < shrunk.ranks.size(); ++r) {
+    nlohmann::ordered_json threads = nlohmann::ordered_json::array();
+    for (ThreadId t = 0; t < shrunk.ranks[r].threads.size(); ++t) threads.push_back(lineage.ops[r][t]);
+    ranks.push_back(nlohmann::ordered_json{{"original_rank", lineage.ranks[r]}, {"ops", threads}});
+  }
+  return nlohmann::ordered_json{{"ranks", ranks}, {"checks", lineage.checks}};
 }
 
 }  // namespace amaxcheck::sched

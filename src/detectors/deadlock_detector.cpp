@@ -46,7 +46,29 @@ std::vector<std::size_t> find_cycle(const std::vector<Stuck>& stuck) {
   return {};
 }
 
+constexpr const char* cycle_prefix = "deadlock: wait-for cycle ";
+
+/// Names each collective some lane waits in, and for each member that has not joined it
+/// whether it never issued it or issued it behind another op on its stream (and which).
+std::string hang_summary(const std::vector<Stuck>& stuck) {
+  std::vector<std::string> causes;
+  std::set<std::string> seen;
+  for (const Stuck& s : stuck) {
+    if ((s.missing_ranks.empty() && s.blocked.empty()) || !seen.insert(s.awaited).second) continue;
+    std::vector<std::string> parts;
+    if (!s.missing_ranks.empty()) parts.push_back(fmt::format("rank(s) {} never issued it", fmt::join(s.missing_ranks, ", ")));
+    parts.insert(parts.end(), s.blocked.begin(), s.blocked.end());
+    causes.push_back(fmt::format("{}: {}", s.awaited, fmt::join(parts, "; ")));
+  }
+  if (causes.empty()) return "hang: work remains and nothing can progress";
+  return fmt::format("hang: ranks wait in {}", fmt::join(causes, "; and in "));
+}
+
 }  // namespace
+
+bool is_wait_for_cycle(const Hazard& hazard) {
+  return hazard.kind == HazardKind::deadlock && hazard.summary.starts_with(cycle_prefix);
+}
 
 void DeadlockDetector::on_finish(const Engine& engine) {
   if (engine.done()) return;
@@ -60,15 +82,12 @@ void DeadlockDetector::on_finish(const Engine& engine) {
       hops.push_back(fmt::format("rank {} {} ({})", stuck[i].rank, stuck[i].lane, stuck[i].op_name));
       h.participants.push_back(participant_of(stuck[i], engine.steps()));
     }
-    h.summary = fmt::format("deadlock: wait-for cycle {} -> back to the start", fmt::join(hops, " -> "));
+    h.summary = fmt::format("{}{} -> back to the start", cycle_prefix, fmt::join(hops, " -> "));
     for (std::size_t i : cycle) {
       h.details.push_back(fmt::format("rank {} {} {} waits for {}", stuck[i].rank, stuck[i].lane, stuck[i].op_name, stuck[i].waiting_for));
     }
   } else {
-    std::set<RankId> missing;
-    for (const Stuck& s : stuck) missing.insert(s.missing_ranks.begin(), s.missing_ranks.end());
-    h.summary = missing.empty() ? "hang: work remains and nothing can progress"
-                                : fmt::format("hang: rank(s) {} never joined a collective other ranks wait in", fmt::join(missing, ", "));
+    h.summary = hang_summary(stuck);
     for (const Stuck& s : stuck) {
       h.participants.push_back(participant_of(s, engine.steps()));
       h.details.push_back(fmt::format("rank {} {} {} waits for {}", s.rank, s.lane, s.op_name, s.waiting_for));

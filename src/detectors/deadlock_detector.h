@@ -1,11 +1,16 @@
 #pragma once
 /// Deadlock / hang: work remains and no action is enabled. Reports the wait-for cycle when
 /// there is one (e.g. two streams each waiting on the other through NCCL's implicit
-/// per-communicator order), otherwise the ranks that never joined what others wait in.
+/// per-communicator order), otherwise a hang: for each collective some lane waits in, the
+/// members that never issued it, and those that issued it but whose stream is blocked behind
+/// another op, named.
 
 #include "detectors/detector.h"
 
 namespace amaxcheck {
+
+/// Whether a deadlock hazard is a wait-for cycle (rather than a hang on something missing).
+bool is_wait_for_cycle(const Hazard& hazard);
 
 class DeadlockDetector final : public Detector {
  public:

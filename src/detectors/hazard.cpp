@@ -19,6 +19,15 @@ const char* to_string(HazardKind kind) {
   return "?";
 }
 
+const char* to_string(Access access) {
+  switch (access) {
+    case Access::none: return "none";
+    case Access::read: return "read";
+    case Access::write: return "write";
+  }
+  return "?";
+}
+
 std::string Hazard::key() const {
   std::vector<std::string> parts;
   for (const Participant& p : participants) {
@@ -26,7 +35,7 @@ std::string Hazard::key() const {
   }
   std::sort(parts.begin(), parts.end());
   parts.erase(std::unique(parts.begin(), parts.end()), parts.end());
-  return fmt::format("{}|{}", to_string(kind), fmt::join(parts, ","));
+  return fmt::format("{}|{}|{}", to_string(kind), subject, fmt::join(parts, ","));
 }
 
 }  // namespace amaxcheck

@@ -21,6 +21,11 @@ enum class HazardKind : std::uint8_t {
 
 const char* to_string(HazardKind kind);
 
+/// How a participant touched what a race is about; `none` outside races.
+enum class Access : std::uint8_t { none, read, write };
+
+const char* to_string(Access access);
+
 struct Participant {
   RankId rank = 0;
   std::string lane;    ///< "thread main", "stream compute"
@@ -28,15 +33,23 @@ struct Participant {
   std::string op_name;
   std::string origin;  ///< the op's origin in the scenario
   std::size_t step = 0;
+  Access access = Access::none;  ///< races: the earlier and the later access (RAW = write, read)
 };
 
 struct Hazard {
   HazardKind kind = HazardKind::data_race;
+  /// What the hazard is about, the name reports group by: the buffer of a race, the tensor
+  /// (ReplicaCheck::tensor) of a value hazard, "comm NAME" of a collective hazard; empty when
+  /// it is about no one thing (a deadlock).
+  std::string subject;
   std::string summary;  ///< one line, e.g. "RAW on rank 0 buffer amax_fwd[0..4)"
   std::vector<Participant> participants;
   std::vector<std::string> details;  ///< further lines (wait-for cycle, values, ...)
 
-  /// Deduplication key: kind plus participants' (rank, op) pairs, independent of steps.
+  /// The hazard's identity, for deduplication within a run and across the runs of an
+  /// exploration: kind, subject, and the participants' (rank, op) pairs. Trace steps are left
+  /// out, so the same bug reached by two schedules has one key, while the same kind of bug on
+  /// two tensors (or between two other ops) has two.
   std::string key() const;
 };
 

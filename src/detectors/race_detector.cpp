@@ -69,6 +69,8 @@ void RaceDetector::report(const Access& earlier, const AccessEvent& later, const
                           kind, later.rank, buffer.name, lo, hi, earlier.site.op->name, earlier.site.lane,
                           later.site.op->name, later.site.lane);
   h.participants = {participant_at(earlier.site), participant_at(later.site)};
+  h.participants[0].access = earlier.write ? amaxcheck::Access::write : amaxcheck::Access::read;
+  h.participants[1].access = write ? amaxcheck::Access::write : amaxcheck::Access::read;
   hazards_.push_back(std::move(h));
 }
 

@@ -12,18 +12,37 @@ namespace {
 std::uint64_t thread_key(RankId r, ThreadId t) { return actor_key({ActionKind::issue, r, t}); }
 std::uint64_t stream_key(RankId r, StreamId s) { return actor_key({ActionKind::execute, r, s}); }
 
-/// The stream of rank `r` that holds collective (comm, seq), if it was issued.
-std::optional<StreamId> stream_holding(const Engine::State& st, RankId r, CommId comm, std::uint64_t seq) {
+/// Where rank `r` holds collective (comm, seq), if it issued it: its stream and queue position.
+struct Held {
+  StreamId stream = 0;
+  std::size_t position = 0;  ///< 0 = at the stream's head
+};
+
+std::optional<Held> stream_holding(const Engine::State& st, RankId r, CommId comm, std::uint64_t seq) {
   const RankState& rank = st.ranks[r];
   for (StreamId k = 0; k < rank.streams.size(); ++k) {
-    for (const QueuedOp& q : rank.streams[k].queue) {
-      if (is_collective(q.op->kind) && q.op->comm == comm && q.seq == seq) return k;
+    const auto& queue = rank.streams[k].queue;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      if (is_collective(queue[i].op->kind) && queue[i].op->comm == comm && queue[i].seq == seq) return Held{k, i};
     }
   }
   return std::nullopt;
 }
 
-/// Members of `comm` that have not joined collective `seq`, and the lanes they block on.
+/// "thread main at host_wait", or "its threads have finished": where a rank that never
+/// issued a collective is instead.
+std::string where_threads_are(const Engine::State& st, RankId r) {
+  std::vector<std::string> at;
+  const Rank& rank = st.scenario.ranks[r];
+  for (ThreadId t = 0; t < rank.threads.size(); ++t) {
+    const std::uint32_t pc = st.ranks[r].threads[t].pc;
+    if (pc < rank.threads[t].program.size()) at.push_back(fmt::format("thread {} is at {}", rank.threads[t].name, rank.threads[t].program[pc].name));
+  }
+  return at.empty() ? "its threads have finished" : fmt::format("{}", fmt::join(at, ", "));
+}
+
+/// Members of `comm` that have not joined collective `seq`: those that never issued it, and
+/// those that issued it but whose stream has not reached it, naming the op it is blocked behind.
 void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, Stuck& out) {
   const Communicator& c = st.scenario.comms[comm];
   auto it = st.comms[comm].pending.find(seq);
@@ -31,13 +50,28 @@ void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, St
     const bool joined = it != st.comms[comm].pending.end() && !it->second.members.empty() && it->second.members[i];
     if (joined) continue;
     const RankId r = c.members[i];
-    if (auto s = stream_holding(st, r, comm, seq)) {
-      out.waits_on.push_back(stream_key(r, *s));
+    if (auto held = stream_holding(st, r, comm, seq)) {
+      out.waits_on.push_back(stream_key(r, held->stream));
+      const auto& queue = st.ranks[r].streams[held->stream].queue;
+      const std::string& stream = st.scenario.ranks[r].streams[held->stream].name;
+      const Op& mine = *queue[held->position].op;
+      out.blocked.push_back(held->position == 0
+                                ? fmt::format("rank {} issued it ({}) on stream {} but has not started it", r, mine.name, stream)
+                                : fmt::format("rank {} issued it ({}) but its stream {} is blocked behind {}", r, mine.name,
+                                              stream, queue.front().op->name));
     } else {
       out.missing_ranks.push_back(r);
       for (ThreadId t = 0; t < st.ranks[r].threads.size(); ++t) out.waits_on.push_back(thread_key(r, t));
     }
   }
+}
+
+/// "rank(s) 2 never issued it (thread main is at ...); rank 1 issued it (...) but ...".
+std::string missing_text(const Engine::State& st, const Stuck& s) {
+  std::vector<std::string> parts;
+  for (RankId r : s.missing_ranks) parts.push_back(fmt::format("rank {} never issued it ({})", r, where_threads_are(st, r)));
+  parts.insert(parts.end(), s.blocked.begin(), s.blocked.end());
+  return fmt::format("{}", fmt::join(parts, "; "));
 }
 
 void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& out) {
@@ -61,21 +95,22 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
         if (m && !collectives_agree(*m->op, op)) agree = false;
       }
     }
-    out.waiting_for = agree ? fmt::format("the other members of comm {} to join collective #{}", comm, q.seq)
-                            : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);
+    out.awaited = fmt::format("collective #{} on comm {} ({})", q.seq, comm, op.name);
     missing_members(st, op.comm, q.seq, out);
+    out.waiting_for = agree ? fmt::format("the other members of comm {} to join collective #{}: {}", comm, q.seq, missing_text(st, out))
+                            : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);
     return;
   }
   const std::uint64_t completed = rank.comm_completed[op.comm];
   if (completed != q.seq) {
     out.waiting_for = fmt::format("collective #{} on comm {} to complete first (NCCL runs a comm's ops in issue order)", completed, comm);
-    if (auto holder = stream_holding(st, r, op.comm, completed)) out.waits_on.push_back(stream_key(r, *holder));
+    if (auto holder = stream_holding(st, r, op.comm, completed)) out.waits_on.push_back(stream_key(r, holder->stream));
     return;
   }
   const auto [first_comm, first_seq] = rank.uncompleted.front();
   out.waiting_for = fmt::format("collective #{} on comm {} to finish (serialized collective kernels run in launch order)",
                                 first_seq, s.comms[first_comm].name);
-  if (auto holder = stream_holding(st, r, first_comm, first_seq)) out.waits_on.push_back(stream_key(r, *holder));
+  if (auto holder = stream_holding(st, r, first_comm, first_seq)) out.waits_on.push_back(stream_key(r, holder->stream));
 }
 
 void describe_thread(const Engine::State& st, RankId r, ThreadId t, const Op& op, Stuck& out) {
@@ -120,7 +155,7 @@ std::vector<Stuck> Engine::stuck() const {
       if (pc >= rank.threads[t].program.size()) continue;
       if (std::find(en.begin(), en.end(), Action{ActionKind::issue, r, t}) != en.end()) continue;
       const Op& op = rank.threads[t].program[pc];
-      Stuck s{r, "thread " + rank.threads[t].name, thread_key(r, t), OpRef{r, t, pc}, op.name, op.origin, {}, {}, {}};
+      Stuck s{r, "thread " + rank.threads[t].name, thread_key(r, t), OpRef{r, t, pc}, op.name, op.origin, {}, {}, {}, {}, {}};
       describe_thread(st, r, t, op, s);
       result.push_back(std::move(s));
     }
@@ -128,7 +163,7 @@ std::vector<Stuck> Engine::stuck() const {
       const auto& queue = st.ranks[r].streams[k].queue;
       if (queue.empty()) continue;
       const QueuedOp& q = queue.front();
-      Stuck s{r, "stream " + rank.streams[k].name, stream_key(r, k), q.ref, q.op->name, q.op->origin, {}, {}, {}};
+      Stuck s{r, "stream " + rank.streams[k].name, stream_key(r, k), q.ref, q.op->name, q.op->origin, {}, {}, {}, {}, {}};
       describe_stream_head(st, r, k, s);
       result.push_back(std::move(s));
     }

@@ -89,7 +89,7 @@ std::vector<ProtocolDoc> protocol_docs() {
        "reduction goes out at the end of the first module's backward"},
       {"te-async",
        "delayed scaling; asynchronous amax all-reduce whose handle the first module of the next autocast waits on "
-       "(--wait before-copy|after-copy); separate forward and backward handles"},
+       "(--wait before-copy|after-copy for the forward, --wait-bwd for the backward); separate forward and backward handles"},
       {"current-scaling",
        "an inline amax all-reduce and wait for every quantization, over the TP (x CP) group by default"},
   };

@@ -9,7 +9,9 @@
 // compute stream); te-async keeps the handle, and the first registering module of the next
 // autocast waits on it, before or after its own copy-back (the seed hazard). The backward
 // mirrors this with its own buffer, handle and E5M2 scales; its reduction goes out at the end
-// of the backward of the first module (the last to run backward).
+// of the backward of the first module (the last to run backward). Forward and backward place
+// their waits separately (`wait`, `wait-bwd`): the TE release with the bug waited late in the
+// forward only.
 #include <fmt/format.h>
 
 #include "protocols/generator.h"
@@ -53,9 +55,10 @@ void ProgramGenerator::delayed_prepare(RankState& rs, ThreadId thread, Direction
                    fmt::format("wait_amax_{}", dir_tag(dir)), where + " handle.wait()");
     outstanding = false;
   };
-  if (wait_here && knobs_.wait == WaitPoint::before_copy) wait();
+  const WaitPoint point = dir == Direction::forward ? knobs_.wait : knobs_.wait_bwd;
+  if (wait_here && point == WaitPoint::before_copy) wait();
   delayed_consume(rs, thread, dir, module, where);
-  if (wait_here && knobs_.wait == WaitPoint::after_copy) wait();
+  if (wait_here && point == WaitPoint::after_copy) wait();
 }
 
 void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,

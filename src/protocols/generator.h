@@ -92,7 +92,7 @@ class ProgramGenerator {
   /// Copies a pending registration back into history row 0 and runs the scale update.
   void delayed_consume(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, const std::string& origin);
   /// te-async: the wait on the previous reduction of `dir` (if one is outstanding), placed
-  /// before or after `module`'s copy-back as the `wait` knob says.
+  /// before or after `module`'s copy-back as the `wait` (forward) or `wait-bwd` knob says.
   void delayed_prepare(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, bool first_registering,
                        const std::string& origin);
   void delayed_epilogue(RankState& rs);

@@ -84,8 +84,12 @@ std::vector<KnobEntry> make_table() {
                               "amax reduction on the DP communicator that also carries the gradient "
                               "buckets, or on a communicator of its own over the same ranks"));
   table.push_back(choice_knob("wait", &ProtocolKnobs::wait, {"before-copy", "after-copy"},
-                              "te-async: where the first module of the next autocast waits on the "
-                              "reduction handle, relative to the copy-back from the global buffer"));
+                              "te-async: where the first module of the next forward waits on the "
+                              "forward reduction handle, relative to its copy-back from the global buffer "
+                              "(after-copy is the historical TE release, which moved only the forward wait)"));
+  table.push_back(choice_knob("wait-bwd", &ProtocolKnobs::wait_bwd, {"before-copy", "after-copy"},
+                              "te-async: the same for the backward: where the first module of the next "
+                              "backward waits on the backward reduction handle"));
   table.push_back(choice_knob("amax-order", &ProtocolKnobs::amax_order, {"same", "rank-dependent"},
                               "delayed scaling: where the backward amax reduction is launched relative "
                               "to the last gradient bucket (rank-dependent: even members of each DP group before, odd ones after)"));

@@ -12,7 +12,8 @@
 /// Built-in protocols (see protocol_docs()):
 /// - `te-sync`: delayed scaling, synchronous amax all-reduce at autocast exit (current TE);
 /// - `te-async`: delayed scaling, asynchronous all-reduce; the first module of the next
-///   autocast waits on the handle, `before-copy` or `after-copy`;
+///   autocast waits on the handle, `before-copy` or `after-copy` its copy-back (`wait` for
+///   the forward, `wait-bwd` for the backward);
 /// - `current-scaling`: an inline amax all-reduce and wait for every quantization.
 ///
 /// Knobs are documented by knob_docs(); `amaxcheck protocols` prints them. Every knob can be
@@ -78,7 +79,10 @@ struct InputRule {
 struct ProtocolKnobs {
   ProtocolName protocol = ProtocolName::te_sync;
   CommChoice comm = CommChoice::separate;
-  WaitPoint wait = WaitPoint::before_copy;  ///< te-async only
+  /// te-async: where the forward's first module waits on the previous forward reduction.
+  /// The TE release the knob models waited after the copy-back in the forward only.
+  WaitPoint wait = WaitPoint::before_copy;
+  WaitPoint wait_bwd = WaitPoint::before_copy;  ///< te-async: the same for the backward
   AmaxOrder amax_order = AmaxOrder::same;   ///< delayed scaling's backward reduction
   std::uint32_t dp = 2;
   std::uint32_t tp = 1;

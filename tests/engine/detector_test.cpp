@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "detectors/deadlock_detector.h"
 #include "engine/litmus.h"
 #include "model/builder.h"
 
@@ -54,7 +55,9 @@ TEST(CollectiveDetector, reports_a_collective_one_rank_never_issues) {
   ASSERT_TRUE(has(hazards, HazardKind::deadlock));
   for (const auto& h : hazards) {
     if (h.kind == HazardKind::deadlock) {
-      EXPECT_NE(h.summary.find("rank(s) 1 never joined"), std::string::npos) << h.summary;
+      EXPECT_NE(h.summary.find("collective #1 on comm dp (grad_bucket): rank(s) 1 never issued it"), std::string::npos)
+          << h.summary;
+      EXPECT_FALSE(is_wait_for_cycle(h)) << h.summary;
     }
   }
 }
@@ -91,9 +94,52 @@ TEST(DeadlockDetector, reports_the_wait_for_cycle_of_rank_dependent_order_under_
   for (const auto& h : hazards) {
     if (h.kind != HazardKind::deadlock) continue;
     EXPECT_NE(h.summary.find("wait-for cycle"), std::string::npos) << h.summary;
+    EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
     EXPECT_GE(h.participants.size(), 2u);
   }
   EXPECT_FALSE(has(hazards, HazardKind::collective_mismatch)) << "a separate comm fixes the matching";
+}
+
+/// Rank 1 issues the amax reduction, but behind a gradient bucket on the same stream that
+/// rank 0 never issues: rank 1 has not joined the reduction although it issued it.
+Scenario issued_behind_a_collective_never_matched() {
+  ScenarioBuilder b("blocked_behind");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId amax_comm = b.comm("amax", {r0, r1});
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId amax = b.buffer(r, "amax", 1);
+    const BufferId grad = b.buffer(r, "grad", 8);
+    if (r == r1) b.op(r, t, ScenarioBuilder::all_reduce(s, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum));
+    b.op(r, t, ScenarioBuilder::all_reduce(s, amax_comm, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce"));
+  }
+  return b.build();
+}
+
+TEST(DeadlockDetector, tells_a_collective_issued_behind_a_blocked_op_from_one_never_issued) {
+  const auto hazards = run_once(issued_behind_a_collective_never_matched());
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::deadlock) continue;
+    EXPECT_FALSE(is_wait_for_cycle(h)) << h.summary;
+    EXPECT_EQ(h.summary,
+              "hang: ranks wait in collective #0 on comm amax (amax_reduce): rank 1 issued it (amax_reduce) but its "
+              "stream nccl is blocked behind grad_bucket; and in collective #0 on comm dp (grad_bucket): rank(s) 0 "
+              "never issued it");
+    EXPECT_EQ(h.summary.find("have not joined"), std::string::npos) << h.summary;
+    bool rank0_detail = false;
+    for (const std::string& line : h.details) {
+      rank0_detail |= line.find("rank 0 stream nccl amax_reduce waits for the other members of comm amax to join "
+                                "collective #0: rank 1 issued it (amax_reduce) but its stream nccl is blocked behind "
+                                "grad_bucket") != std::string::npos;
+      if (line.rfind("rank 1 stream nccl grad_bucket", 0) == 0) {
+        EXPECT_NE(line.find("rank 0 never issued it (its threads have finished)"), std::string::npos) << line;
+      }
+    }
+    EXPECT_TRUE(rank0_detail) << litmus::describe(hazards);
+  }
 }
 
 TEST(DeadlockDetector, is_silent_for_the_same_design_under_concurrent_kernels) {

@@ -2,6 +2,9 @@
 // verdicts the design notes predict, and final values equal to the sequential reference.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "run_protocol.h"
 
 namespace amaxcheck {
@@ -37,6 +40,32 @@ TEST_P(AtScale, te_async_wait_after_copy_races_with_the_reduction) {
     }
     EXPECT_TRUE(copy_back_named) << run.describe();
   }
+}
+
+/// Names of the copy-backs that some data race of `run` names.
+std::set<std::string> racing_copy_backs(const testing::ProtocolRun& run) {
+  std::set<std::string> names;
+  for (const Hazard& h : run.hazards) {
+    if (h.kind != HazardKind::data_race) continue;
+    for (const Participant& p : h.participants) {
+      if (p.op_name.rfind("copy_back_", 0) == 0) names.insert(p.op_name);
+    }
+  }
+  return names;
+}
+
+TEST_P(AtScale, wait_after_copy_moves_only_the_forward_wait_as_the_te_release_did) {
+  const auto run = run_protocol(
+      knobs_of(ProtocolName::te_async, {{"dp", dp()}, {"comm", "separate"}, {"wait", "after-copy"}}));
+  EXPECT_EQ(racing_copy_backs(run), (std::set<std::string>{"copy_back_fwd"})) << run.describe();
+}
+
+TEST_P(AtScale, wait_bwd_after_copy_moves_the_backward_wait_too) {
+  const auto both = run_protocol(knobs_of(ProtocolName::te_async,
+                                          {{"dp", dp()}, {"comm", "separate"}, {"wait", "after-copy"}, {"wait-bwd", "after-copy"}}));
+  EXPECT_EQ(racing_copy_backs(both), (std::set<std::string>{"copy_back_bwd", "copy_back_fwd"})) << both.describe();
+  const auto backward_only = run_protocol(knobs_of(ProtocolName::te_async, {{"dp", dp()}, {"comm", "separate"}, {"wait-bwd", "after-copy"}}));
+  EXPECT_EQ(racing_copy_backs(backward_only), (std::set<std::string>{"copy_back_bwd"})) << backward_only.describe();
 }
 
 TEST_P(AtScale, one_microbatch_on_a_shared_comm_masks_the_forward_race_behind_the_gradient_buckets) {

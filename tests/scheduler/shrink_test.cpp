@@ -1,10 +1,14 @@
-// Shrinking keeps the hazard kind and makes the run smaller.
+// Shrinking keeps the same hazard (the same bug, not just its kind), maps the shrunk run back
+// to the original, and makes the run smaller.
 #include "scheduler/shrink.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "detectors/deadlock_detector.h"
+#include "protocols/protocol.h"
 #include "scheduler/explore.h"
+#include "scheduler/random_strategy.h"
 #include "scheduler/reproduce.h"
 #include "scheduler/scenario_reduce.h"
 #include "scenarios.h"
@@ -50,6 +54,128 @@ TEST(Shrink, the_collective_order_swap_keeps_its_mismatch) {
   EXPECT_LE(shrunk.after.ops, shrunk.before.ops);
 }
 
+Scenario te_async(std::vector<std::pair<std::string, std::string>> settings) {
+  ProtocolKnobs knobs;
+  knobs.protocol = ProtocolName::te_async;
+  for (const auto& [name, value] : settings) set_knob(knobs, name, value);
+  return build_protocol(knobs);
+}
+
+/// The original ops (rank, thread, index) a hazard of a reduced scenario names, in order.
+std::vector<OpRef> original_ops(const Hazard& h, const Lineage& lineage) {
+  std::vector<OpRef> ops;
+  for (const Participant& p : h.participants) ops.push_back(lineage.original(p.op));
+  return ops;
+}
+
+/// The first random run (seeds 0, 1, ...) of `s` that shows a hazard of `kind`.
+RunResult first_run_with(const Scenario& s, HazardKind kind) {
+  for (std::uint64_t seed = 0; seed < 200; ++seed) {
+    RandomStrategy random(seed);
+    RunResult run = run_once(s, random);
+    if (run.has_hazard(kind)) return run;
+  }
+  ADD_FAILURE() << "no random run shows " << to_string(kind);
+  return {};
+}
+
+TEST(Shrink, the_raw_race_of_wait_after_copy_stays_a_raw_race_between_the_same_ops) {
+  // The example: the shrunk trace used to be a WAR race with the copy before the
+  // reduction, plus a value_mismatch the original did not have.
+  const Scenario s = te_async({{"wait", "after-copy"}, {"dp", "2"}, {"modules", "1"}, {"iters", "1"}});
+  const FailingRun failure = first_failure(s, 0);
+  ASSERT_FALSE(failure.run.hazards.empty());
+  const Hazard& original = failure.run.hazards.front();
+  ASSERT_EQ(original.kind, HazardKind::data_race);
+  ASSERT_EQ(original.participants.size(), 2u);
+  ASSERT_EQ(original.participants[0].access, Access::write) << original.summary;
+  ASSERT_EQ(original.participants[1].access, Access::read) << original.summary;
+
+  const ShrinkResult shrunk = shrink(s, failure.run.choices, std::size_t{0});
+  EXPECT_EQ(shrunk.hazard.kind, HazardKind::data_race);
+  EXPECT_EQ(original_ops(shrunk.hazard, shrunk.lineage), original_ops(original, unreduced(s).lineage)) << shrunk.hazard.summary;
+  EXPECT_EQ(shrunk.hazard.participants[0].access, Access::write) << shrunk.hazard.summary;
+  EXPECT_EQ(shrunk.hazard.participants[1].access, Access::read) << shrunk.hazard.summary;
+  EXPECT_EQ(shrunk.hazard.summary.substr(0, 3), "RAW") << shrunk.hazard.summary;
+  for (const Hazard& h : shrunk.run.hazards) EXPECT_EQ(h.kind, HazardKind::data_race) << "a new bug: " << h.summary;
+  EXPECT_LT(shrunk.after.ops, shrunk.before.ops);
+  // The replayed trace reports the same identity.
+  const Trace trace = make_trace(shrunk.scenario, shrunk.run, TraceOrigin{"shrink", 0, 0, {}});
+  const Trace back = parse_trace(trace_to_jsonl(trace), "shrunk.jsonl");
+  const RunResult replayed = replay_trace(trace_scenario(back, "shrunk.jsonl"), back, "shrunk.jsonl");
+  EXPECT_TRUE(same_bug(shrunk.identity, shrunk.scenario, shrunk.lineage, replayed)) << shrunk.identity.show();
+}
+
+TEST(Shrink, a_value_mismatch_keeps_the_op_that_wrote_the_wrong_value) {
+  const Scenario s = te_async({{"wait", "after-copy"}, {"dp", "2"}, {"modules", "1"}, {"iters", "1"}});
+  const RunResult original = first_run_with(s, HazardKind::value_mismatch);
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::value_mismatch);
+  EXPECT_GT(shrunk.after.ops, 0u) << "a run with no ops keeps the initial values: another bug";
+  ASSERT_FALSE(shrunk.identity.producers.empty());
+  for (const std::string& producer : shrunk.identity.producers) {
+    EXPECT_EQ(producer.find("initial value"), std::string::npos) << producer;
+  }
+  EXPECT_EQ(shrunk.hazard.kind, HazardKind::value_mismatch);
+  EXPECT_EQ(identity_of(shrunk.hazard, shrunk.scenario, shrunk.lineage, shrunk.run), shrunk.identity);
+  EXPECT_LT(shrunk.after.ops, shrunk.before.ops);
+}
+
+TEST(Shrink, a_wait_for_cycle_stays_a_cycle) {
+  const Scenario s = te_async({{"comm", "separate"}, {"amax-order", "rank-dependent"}, {"kernels", "serialized"},
+                               {"dp", "2"}, {"modules", "1"}, {"iters", "1"}});
+  const RunResult original = first_run_with(s, HazardKind::deadlock);
+  const Hazard* deadlock = nullptr;
+  for (const Hazard& h : original.hazards) deadlock = h.kind == HazardKind::deadlock ? &h : deadlock;
+  ASSERT_NE(deadlock, nullptr);
+  ASSERT_TRUE(is_wait_for_cycle(*deadlock)) << deadlock->summary;
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::deadlock);
+  EXPECT_TRUE(is_wait_for_cycle(shrunk.hazard)) << shrunk.hazard.summary;
+  EXPECT_FALSE(shrunk.run.has_hazard(HazardKind::unjoined_collective)) << "a cycle became a missing collective";
+  EXPECT_EQ(shrunk.hazard.participants.size(), deadlock->participants.size());
+}
+
+TEST(Shrink, a_collective_mismatch_keeps_the_pair_that_mismatched) {
+  const Scenario s = testing::collective_order_swap();
+  const FailingRun failure = first_failure(s, 2);
+  const ShrinkResult shrunk = shrink(s, failure.run.choices, HazardKind::collective_mismatch);
+  const Hazard* original = nullptr;
+  for (const Hazard& h : failure.run.hazards) original = !original && h.kind == HazardKind::collective_mismatch ? &h : original;
+  ASSERT_NE(original, nullptr);
+  auto sorted = [](std::vector<OpRef> ops) {
+    std::sort(ops.begin(), ops.end(), [](const OpRef& a, const OpRef& b) {
+      return std::tie(a.rank, a.thread, a.index) < std::tie(b.rank, b.thread, b.index);
+    });
+    return ops;
+  };
+  EXPECT_EQ(sorted(original_ops(shrunk.hazard, shrunk.lineage)), sorted(original_ops(*original, unreduced(s).lineage)))
+      << "original: " << original->summary << "\nshrunk: " << shrunk.hazard.summary;
+}
+
+TEST(Shrink, the_lineage_names_every_rank_op_and_check_of_the_shrunk_scenario) {
+  const Scenario s = testing::wait_after_copy(4);
+  const FailingRun failure = first_failure(s, 1);
+  const ShrinkResult shrunk = shrink(s, failure.run.choices, HazardKind::data_race);
+  const std::vector<std::string> lines = describe_lineage(shrunk.scenario, shrunk.lineage, s);
+  std::size_t ops = 0, ranks = 0;
+  for (const std::string& line : lines) {
+    ranks += line.rfind("rank ", 0) == 0 ? 1 : 0;
+    ops += line.find(" = original rank ") != std::string::npos && line.rfind("  thread ", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(ranks, shrunk.scenario.ranks.size());
+  EXPECT_EQ(ops, op_count(shrunk.scenario));
+  for (RankId r = 0; r < shrunk.scenario.ranks.size(); ++r) {
+    EXPECT_EQ(shrunk.scenario.ranks[r].name, s.ranks[shrunk.lineage.ranks[r]].name);
+    for (ThreadId t = 0; t < shrunk.scenario.ranks[r].threads.size(); ++t) {
+      for (std::uint32_t i = 0; i < shrunk.scenario.ranks[r].threads[t].program.size(); ++i) {
+        const OpRef back = shrunk.lineage.original(OpRef{r, t, i});
+        EXPECT_EQ(shrunk.scenario.ranks[r].threads[t].program[i].origin, s.ranks[back.rank].threads[t].program[back.index].origin);
+      }
+    }
+  }
+  const auto json = lineage_json(shrunk.scenario, shrunk.lineage);
+  EXPECT_EQ(json["ranks"].size(), shrunk.scenario.ranks.size());
+}
+
 TEST(Shrink, refuses_a_run_without_the_target_hazard) {
   const Scenario s = testing::wait_after_copy(2, false);
   EXPECT_THROW(shrink(s, {}, HazardKind::data_race), InputError);
@@ -57,11 +183,13 @@ TEST(Shrink, refuses_a_run_without_the_target_hazard) {
 
 TEST(ScenarioReduce, dropping_a_rank_renumbers_the_communicators) {
   const Scenario s = testing::wait_after_copy(3);
-  const auto smaller = drop_rank(s, 1);
+  const auto smaller = drop_rank(unreduced(s), 1);
   ASSERT_TRUE(smaller.has_value());
-  ASSERT_EQ(smaller->ranks.size(), 2u);
-  EXPECT_EQ(smaller->comms[0].members, (std::vector<RankId>{0, 1}));
-  EXPECT_EQ(smaller->ranks[1].name, "rank2");
+  ASSERT_EQ(smaller->scenario.ranks.size(), 2u);
+  EXPECT_EQ(smaller->scenario.comms[0].members, (std::vector<RankId>{0, 1}));
+  EXPECT_EQ(smaller->scenario.ranks[1].name, "rank2");
+  EXPECT_EQ(smaller->lineage.ranks, (std::vector<RankId>{0, 2})) << "rank 1 of the smaller scenario is the original rank 2";
+  EXPECT_EQ(smaller->lineage.original(OpRef{1, 0, 0}), (OpRef{2, 0, 0}));
 }
 
 TEST(ScenarioReduce, origin_groups_are_the_numbered_segments) {
@@ -69,8 +197,10 @@ TEST(ScenarioReduce, origin_groups_are_the_numbered_segments) {
   s.ranks[0].threads[0].program[0].origin = "iter 1 / module 3 / forward amax";
   s.ranks[1].threads[0].program[0].origin = "iter 1 / module 4 / forward amax";
   EXPECT_EQ(origin_groups(s), (std::vector<std::string>{"iter 1", "module 3", "module 4"}));
-  EXPECT_EQ(op_count(drop_origin_group(s, "iter 1")), op_count(s) - 2);
-  EXPECT_EQ(op_count(drop_origin_group(s, "module 3")), op_count(s) - 1);
+  EXPECT_EQ(op_count(drop_origin_group(unreduced(s), "iter 1").scenario), op_count(s) - 2);
+  const Reduced without = drop_origin_group(unreduced(s), "module 3");
+  EXPECT_EQ(op_count(without.scenario), op_count(s) - 1);
+  EXPECT_EQ(without.lineage.original(OpRef{0, 0, 0}), (OpRef{0, 0, 1})) << "rank 0's first op now is its original second";
 }
 
 }  // namespace

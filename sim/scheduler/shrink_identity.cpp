@@ -1,0 +1,151 @@
+#include "scheduler/shrink_identity.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <tuple>
+
+#include "detectors/deadlock_detector.h"
+#include "util/check.h"
+
+namespace amaxcheck::sched {
+namespace {
+
+bool is_value_kind(HazardKind kind) {
+  return kind == HazardKind::value_mismatch || kind == HazardKind::replica_divergence;
+}
+
+/// Whether a participant names a real op of the scenario, rather than only a rank (a rank
+/// that never issued a collective, a buffer's final value).
+bool names_an_op(const Participant& p, const Scenario& s) {
+  if (p.op.rank != p.rank || p.rank >= s.ranks.size() || p.op.thread >= s.ranks[p.rank].threads.size()) return false;
+  const auto& program = s.ranks[p.rank].threads[p.op.thread].program;
+  return p.op.index < program.size() && program[p.op.index].name == p.op_name;
+}
+
+std::string original_op(const OpRef& ref, const Scenario& s, const Lineage& lineage) {
+  const OpRef o = lineage.original(ref);
+  return fmt::format("rank {} thread {} op #{} {}", o.rank, s.ranks[ref.rank].threads[ref.thread].name, o.index,
+                     s.ranks[ref.rank].threads[ref.thread].program[ref.index].name);
+}
+
+std::string original_participant(const Participant& p, const Scenario& s, const Lineage& lineage) {
+  // The lane stays in: a deadlocked op stuck on its thread (never issued) and the same op
+  // stuck on its stream (issued, blocked) are different bugs.
+  std::string text = names_an_op(p, s) ? original_op(p.op, s, lineage)
+                                       : fmt::format("rank {} {}", lineage.ranks.at(p.rank), p.op_name);
+  if (!p.lane.empty()) text += " on " + p.lane;
+  if (p.access != Access::none) text += fmt::format(" {}", to_string(p.access));
+  return text;
+}
+
+/// The ops that wrote each rank's buffers, in the order the run applied them.
+struct Write {
+  RankId rank;
+  OpRef op;
+};
+
+std::vector<Write> writes_in_order(const Scenario& s, const std::vector<Step>& steps) {
+  std::map<std::tuple<RankId, CommId, std::uint64_t>, OpRef> collective_ops;
+  std::vector<Write> writes;
+  for (const Step& step : steps) {
+    switch (step.action.kind) {
+      case ActionKind::issue:
+        if (step.collective) collective_ops[{step.op.rank, step.comm, step.seq}] = step.op;
+        break;
+      case ActionKind::execute: writes.push_back(Write{step.op.rank, step.op}); break;
+      case ActionKind::join: break;
+      case ActionKind::complete:
+        for (RankId member : s.comms[step.comm].members) {
+          auto it = collective_ops.find({member, step.comm, step.seq});
+          AMAX_CHECK(it != collective_ops.end(), "a collective completed on a member that never issued it");
+          writes.push_back(Write{member, it->second});
+        }
+        break;
+    }
+  }
+  return writes;
+}
+
+const Op& op_at(const Scenario& s, const OpRef& ref) { return s.ranks[ref.rank].threads[ref.thread].program[ref.index]; }
+
+/// The replica ranges a value hazard is about: the subject's check (or, when the detector
+/// names no subject, the checks of the participant's buffer) on each participant's rank.
+std::vector<ReplicaCheck::Replica> checked_ranges(const Hazard& h, const Scenario& s) {
+  std::vector<ReplicaCheck::Replica> ranges;
+  for (const Participant& p : h.participants) {
+    for (const ReplicaCheck& check : s.checks) {
+      if (!h.subject.empty() && check.tensor != h.subject) continue;
+      for (const auto& replica : check.replicas) {
+        if (replica.rank != p.rank) continue;
+        if (h.subject.empty() && p.lane != "buffer " + s.ranks[p.rank].buffers[replica.range.buffer].name) continue;
+        ranges.push_back(replica);
+      }
+    }
+  }
+  return ranges;
+}
+
+std::vector<std::string> producers(const Hazard& h, const Scenario& s, const Lineage& lineage, const RunResult& run) {
+  AMAX_CHECK(run.steps.size() == run.step_count, "a value hazard's identity needs the run's steps");
+  const std::vector<Write> writes = writes_in_order(s, run.steps);
+  std::vector<std::string> out;
+  for (const auto& replica : checked_ranges(h, s)) {
+    std::optional<OpRef> last;
+    for (const Write& w : writes) {
+      if (w.rank != replica.rank) continue;
+      for (const Range& range : op_at(s, w.op).writes) {
+        if (range.overlaps(replica.range)) last = w.op;
+      }
+    }
+    out.push_back(last ? original_op(*last, s, lineage) + " wrote " + s.ranks[replica.rank].buffers[replica.range.buffer].name
+                       : fmt::format("rank {} buffer {} kept its initial value", lineage.ranks.at(replica.rank),
+                                     s.ranks[replica.rank].buffers[replica.range.buffer].name));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::string HazardIdentity::show() const {
+  std::string text = to_string(kind);
+  if (!subject.empty()) text += " on " + subject;
+  if (kind == HazardKind::deadlock) text += cycle ? " (wait-for cycle)" : " (hang, no cycle)";
+  text += ": " + fmt::format("{}", fmt::join(participants, kind == HazardKind::data_race ? ", then " : "; "));
+  if (!producers.empty()) text += fmt::format("; produced by {}", fmt::join(producers, "; "));
+  return text;
+}
+
+bool identity_needs_steps(HazardKind kind) { return is_value_kind(kind); }
+
+HazardIdentity identity_of(const Hazard& hazard, const Scenario& scenario, const Lineage& lineage, const RunResult& run) {
+  HazardIdentity id;
+  id.kind = hazard.kind;
+  id.subject = hazard.subject;
+  id.cycle = hazard.kind == HazardKind::deadlock && is_wait_for_cycle(hazard);
+  for (const Participant& p : hazard.participants) id.participants.push_back(original_participant(p, scenario, lineage));
+  if (hazard.kind != HazardKind::data_race) {
+    std::sort(id.participants.begin(), id.participants.end());
+    id.participants.erase(std::unique(id.participants.begin(), id.participants.end()), id.participants.end());
+  }
+  if (is_value_kind(hazard.kind)) id.producers = producers(hazard, scenario, lineage, run);
+  return id;
+}
+
+const Hazard* find_same_bug(const HazardIdentity& original, const Scenario& scenario, const Lineage& lineage,
+                            const RunResult& run) {
+  for (const Hazard& h : run.hazards) {
+    if (h.kind == original.kind && identity_of(h, scenario, lineage, run) == original) return &h;
+  }
+  return nullptr;
+}
+
+bool same_bug(const HazardIdentity& original, const Scenario& scenario, const Lineage& lineage, const RunResult& run) {
+  return find_same_bug(original, scenario, lineage, run) != nullptr;
+}
+
+}  // namespace amaxcheck::sched
