@@ -7,12 +7,14 @@
 
 #include <cfloat>
 #include <limits>
+#include <optional>
 #include <set>
 
 #include "failure_report.h"
 #include "generators.h"
 #include "model/builder.h"
 #include "observed_run.h"
+#include "scheduler/replay_strategy.h"
 #include "scheduler/reproduce.h"
 #include "scheduler/shrink.h"
 #include "util/check.h"
@@ -104,29 +106,54 @@ RC_GTEST_PROP(Replay, replaying_a_trace_whose_values_include_infinities_and_nans
 }
 
 /// Shrinks the run of an unsafe case (any design, up to 4 ranks), then checks that the shrunk
-/// run still shows the design's hazard kind, is no bigger, and that its trace, serialized and
-/// read back with the scenario embedded in it (as `amaxcheck replay` reads it), replays strictly
-/// to the same hazards.
-RC_GTEST_PROP(Shrink, a_shrunk_failing_run_still_fails_the_same_way_and_its_trace_reads_back_and_replays_to_it, ()) {
+/// run shows the *same* hazard as the original (its identity, stated in the original's terms
+/// through the shrink's lineage: same subject, same ops, same race direction, a cycle for a
+/// cycle, the same producing op for a value hazard) and no hazard of a kind the original did
+/// not show, is no bigger, and that its trace, serialized and read back with the scenario
+/// embedded in it (as `amaxcheck replay` reads it), replays strictly to the same hazards.
+RC_GTEST_PROP(Shrink, a_shrunk_failing_run_keeps_the_original_hazard_identity_and_its_trace_reads_back_and_replays_to_it, ()) {
   const UnsafeDesign design = *unsafe_design();
   const ProtocolCase c = *unsafe_case(design, 4);
   const ObservedRun original = observe(c, {}, Values::as_configured);
-  const Hazard* target = nullptr;
-  for (const Hazard& h : original.run.hazards) {
-    if (!target && is_signature(design, h.kind)) target = &h;
+  std::optional<std::size_t> target;
+  for (std::size_t i = 0; i < original.run.hazards.size(); ++i) {
+    if (!target && is_signature(design, original.run.hazards[i].kind)) target = i;
   }
-  RC_ASSERT(target != nullptr);  // the verdict properties check this in depth
+  RC_ASSERT(target.has_value());  // the verdict properties check this in depth
+  const Hazard& hazard = original.run.hazards[*target];
+  // The original run again, recording what the identity of a value hazard needs.
+  sched::RunOptions identity_run;
+  identity_run.engine = original.engine;
+  identity_run = sched::identity_options(identity_run, hazard.kind);
+  sched::ReplayStrategy original_replay(original.run.choices, sched::ReplayStrategy::Mode::strict);
+  const sched::RunResult original_run = sched::run_once(original.scenario, original_replay, identity_run);
+  RC_ASSERT(hazard_keys(original_run.hazards) == hazard_keys(original.run.hazards));
+  const sched::HazardIdentity identity =
+      sched::identity_of(hazard, original.scenario, sched::Lineage::identity(original.scenario), original_run);
   sched::ShrinkOptions options;
   options.max_tests = 400;
   options.run.engine = original.engine;
-  const sched::ShrinkResult shrunk = sched::shrink(original.scenario, original.run.choices, target->kind, options);
+  const sched::ShrinkResult shrunk = sched::shrink(original.scenario, original.run.choices, *target, options);
   auto fail = [&](const std::string& why) {
     RC_LOG() << failure_report("shrink", original, check_command(c));
+    RC_LOG() << "original identity: " << identity.show() << "\nshrunk hazard: " << shrunk.hazard.summary << "\n";
     RC_FAIL(why);
   };
-  if (!shrunk.run.has_hazard(target->kind)) fail(std::string("the shrunk run no longer shows ") + to_string(target->kind));
+  if (shrunk.identity != identity) fail("the shrink kept another identity than the original hazard's");
+  sched::ReplayStrategy shrunk_replay(shrunk.run.choices, sched::ReplayStrategy::Mode::strict);
+  const sched::RunResult shrunk_run = sched::run_once(shrunk.scenario, shrunk_replay, identity_run);
+  if (hazard_keys(shrunk_run.hazards) != hazard_keys(shrunk.run.hazards)) fail("the shrunk run is not deterministic");
+  if (!sched::same_bug(identity, shrunk.scenario, shrunk.lineage, shrunk_run)) {
+    fail("the shrunk run, mapped back to the original, shows another bug");
+  }
+  std::set<HazardKind> kinds;
+  for (const Hazard& h : original.run.hazards) kinds.insert(h.kind);
+  for (const Hazard& h : shrunk.run.hazards) {
+    if (!kinds.contains(h.kind)) fail(std::string("the shrunk run shows a new kind of hazard: ") + h.summary);
+  }
   if (shrunk.after.ranks > shrunk.before.ranks || shrunk.after.ops > shrunk.before.ops) fail("shrinking made the run bigger");
   RC_TAG(shrunk.after.ops < shrunk.before.ops ? "smaller" : "already minimal");
+  RC_TAG(to_string(hazard.kind));
   const sched::TraceOrigin origin{"replay", 0, 0, nlohmann::ordered_json::object()};
   const std::string where = "shrunk.trace.jsonl";
   try {

@@ -61,14 +61,16 @@ class Shrinker {
   void keep(HazardIdentity identity, const RunResult& original) {
     identity_ = std::move(identity);
     for (const Hazard& h : original.hazards) allowed_kinds_.insert(h.kind);
-    // Value hazards find their producers in the steps; only they pay for recording them.
-    quiet_.record_steps = identity_needs_steps(identity_.kind);
+    // Value hazards find their producers and values in the steps; only they pay for recording them.
     quiet_.engine.step_detail = StepDetail{false, false, false};
+    quiet_ = identity_options(quiet_, identity_.kind);
   }
 
   RunResult run(const Scenario& scenario, const std::vector<Choice>& choices, bool record) const {
     ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
-    return run_once(scenario, replay, record ? options_.run : quiet_);
+    RunOptions recorded = options_.run;
+    recorded.record_steps = true;
+    return run_once(scenario, replay, record ? recorded : quiet_);
   }
 
   bool reproduces(const Reduced& candidate, const std::vector<Choice>& choices) {
@@ -152,14 +154,13 @@ ShrinkResult shrink(const Scenario& scenario, const std::vector<Choice>& choices
                     const ShrinkOptions& options) {
   Shrinker shrinker(options);
   Reduced current = unreduced(scenario);
-  RunOptions recorded = options.run;
-  recorded.record_steps = true;
-  ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
-  const RunResult original = run_once(scenario, replay, recorded);
-  if (target >= original.hazards.size()) {
+  const RunResult first = shrinker.run(scenario, choices, false);
+  if (target >= first.hazards.size()) {
     throw InputError(fmt::format("shrink: the run shows {} hazard(s), so it has no hazard #{} to keep",
-                                 original.hazards.size(), target));
+                                 first.hazards.size(), target));
   }
+  ReplayStrategy replay(choices, ReplayStrategy::Mode::lenient);
+  const RunResult original = run_once(scenario, replay, identity_options(options.run, first.hazards[target].kind));
   ShrinkResult result;
   result.original = original.hazards[target];
   result.identity = identity_of(result.original, scenario, current.lineage, original);
@@ -171,8 +172,11 @@ ShrinkResult shrink(const Scenario& scenario, const std::vector<Choice>& choices
   }
 
   result.run = shrinker.run(current.scenario, current_choices, true);
-  const Hazard* kept = find_same_bug(result.identity, current.scenario, current.lineage, result.run);
+  // The same schedule again, recording what the identity needs (the trace's run may keep fewer values).
+  const RunResult check = shrinker.run(current.scenario, current_choices, false);
+  const Hazard* kept = find_same_bug(result.identity, current.scenario, current.lineage, check);
   AMAX_CHECK(kept != nullptr, "shrink: the shrunk run lost its hazard");
+  AMAX_CHECK(check.hazards.size() == result.run.hazards.size(), "shrink: the shrunk run is not deterministic");
   result.hazard = *kept;
   result.scenario = std::move(current.scenario);
   result.lineage = std::move(current.lineage);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -41,34 +42,6 @@ std::string original_participant(const Participant& p, const Scenario& s, const 
   return text;
 }
 
-/// The ops that wrote each rank's buffers, in the order the run applied them.
-struct Write {
-  RankId rank;
-  OpRef op;
-};
-
-std::vector<Write> writes_in_order(const Scenario& s, const std::vector<Step>& steps) {
-  std::map<std::tuple<RankId, CommId, std::uint64_t>, OpRef> collective_ops;
-  std::vector<Write> writes;
-  for (const Step& step : steps) {
-    switch (step.action.kind) {
-      case ActionKind::issue:
-        if (step.collective) collective_ops[{step.op.rank, step.comm, step.seq}] = step.op;
-        break;
-      case ActionKind::execute: writes.push_back(Write{step.op.rank, step.op}); break;
-      case ActionKind::join: break;
-      case ActionKind::complete:
-        for (RankId member : s.comms[step.comm].members) {
-          auto it = collective_ops.find({member, step.comm, step.seq});
-          AMAX_CHECK(it != collective_ops.end(), "a collective completed on a member that never issued it");
-          writes.push_back(Write{member, it->second});
-        }
-        break;
-    }
-  }
-  return writes;
-}
-
 const Op& op_at(const Scenario& s, const OpRef& ref) { return s.ranks[ref.rank].threads[ref.thread].program[ref.index]; }
 
 /// The replica ranges a value hazard is about: the subject's check (or, when the detector
@@ -88,21 +61,58 @@ std::vector<ReplicaCheck::Replica> checked_ranges(const Hazard& h, const Scenari
   return ranges;
 }
 
+/// The op that last wrote `replica`'s range in the run, and the range's final values, read
+/// from the steps (each collective's op on each member found through its issue step).
+struct Produced {
+  std::optional<OpRef> last;
+  std::vector<float> values;
+};
+
+Produced produced(const Scenario& s, const std::vector<Step>& steps, const ReplicaCheck::Replica& replica) {
+  const Buffer& buffer = s.ranks[replica.rank].buffers[replica.range.buffer];
+  Produced out;
+  for (std::uint32_t i = 0; i < replica.range.count; ++i) {
+    const std::size_t at = replica.range.offset + i;
+    out.values.push_back(at < buffer.init.size() ? buffer.init[at] : 0.0f);
+  }
+  std::map<std::tuple<RankId, CommId, std::uint64_t>, OpRef> collective_ops;
+  for (const Step& step : steps) {
+    std::optional<OpRef> writer;
+    if (step.action.kind == ActionKind::issue && step.collective) collective_ops[{step.op.rank, step.comm, step.seq}] = step.op;
+    if (step.action.kind == ActionKind::execute && step.op.rank == replica.rank) writer = step.op;
+    if (step.action.kind == ActionKind::complete && member_index(s.comms[step.comm], replica.rank) >= 0) {
+      auto it = collective_ops.find({replica.rank, step.comm, step.seq});
+      AMAX_CHECK(it != collective_ops.end(), "a collective completed on a member that never issued it");
+      writer = it->second;
+    }
+    if (!writer) continue;
+    for (const Range& range : op_at(s, *writer).writes) {
+      if (!range.overlaps(replica.range)) continue;
+      out.last = *writer;
+      bool recorded = false;
+      for (const WrittenValues& w : step.written) {
+        if (w.rank != replica.rank || !(w.range == range)) continue;
+        recorded = true;
+        for (std::uint32_t i = 0; i < w.range.count; ++i) {
+          const std::uint32_t at = w.range.offset + i;
+          if (at >= replica.range.offset && at < replica.range.offset + replica.range.count) out.values[at - replica.range.offset] = w.values[i];
+        }
+      }
+      AMAX_CHECK(recorded, "a value hazard's identity needs every written value (see identity_options)");
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> producers(const Hazard& h, const Scenario& s, const Lineage& lineage, const RunResult& run) {
-  AMAX_CHECK(run.steps.size() == run.step_count, "a value hazard's identity needs the run's steps");
-  const std::vector<Write> writes = writes_in_order(s, run.steps);
+  AMAX_CHECK(run.steps.size() == run.step_count, "a value hazard's identity needs the run's steps (see identity_options)");
   std::vector<std::string> out;
   for (const auto& replica : checked_ranges(h, s)) {
-    std::optional<OpRef> last;
-    for (const Write& w : writes) {
-      if (w.rank != replica.rank) continue;
-      for (const Range& range : op_at(s, w.op).writes) {
-        if (range.overlaps(replica.range)) last = w.op;
-      }
-    }
-    out.push_back(last ? original_op(*last, s, lineage) + " wrote " + s.ranks[replica.rank].buffers[replica.range.buffer].name
-                       : fmt::format("rank {} buffer {} kept its initial value", lineage.ranks.at(replica.rank),
-                                     s.ranks[replica.rank].buffers[replica.range.buffer].name));
+    const Produced p = produced(s, run.steps, replica);
+    const std::string& buffer = s.ranks[replica.rank].buffers[replica.range.buffer].name;
+    const std::string values = fmt::format("[{}]", fmt::join(p.values, ", "));
+    out.push_back(p.last ? fmt::format("{} wrote {} = {}", original_op(*p.last, s, lineage), buffer, values)
+                         : fmt::format("rank {} buffer {} kept its initial value {}", lineage.ranks.at(replica.rank), buffer, values));
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -121,6 +131,14 @@ std::string HazardIdentity::show() const {
 }
 
 bool identity_needs_steps(HazardKind kind) { return is_value_kind(kind); }
+
+RunOptions identity_options(RunOptions options, HazardKind kind) {
+  if (!identity_needs_steps(kind)) return options;
+  options.record_steps = true;
+  options.engine.step_detail = StepDetail{false, true, false};
+  options.engine.record_values_up_to = std::numeric_limits<std::size_t>::max();
+  return options;
+}
 
 HazardIdentity identity_of(const Hazard& hazard, const Scenario& scenario, const Lineage& lineage, const RunResult& run) {
   HazardIdentity id;

@@ -11,9 +11,9 @@
 ///   the other kinds as a set (a collective mismatch keeps its pair, an unjoined collective
 ///   its issuer and the ranks that never issued it);
 /// - for a deadlock, whether it is a wait-for cycle, so a cycle never becomes a hang;
-/// - for a value hazard, the op that last wrote each checked range (its producer), so the
-///   wrong value still comes from the same computation (and a run with no ops left, whose
-///   buffers keep their initial values, never passes).
+/// - for a value hazard, the op that last wrote each checked range (its producer) and the
+///   range's final values, so the wrong value is the same one and still comes from the same
+///   op (a run with no ops left, whose buffers keep their initial values, never passes).
 /// Hazard::key() identifies a hazard within one scenario; this compares across reductions.
 
 #include <string>
@@ -30,7 +30,7 @@ struct HazardIdentity {
   std::string subject;
   bool cycle = false;                     ///< deadlock: a wait-for cycle rather than a hang
   std::vector<std::string> participants;  ///< in the original's terms; ordered for races, else sorted
-  std::vector<std::string> producers;     ///< value hazards: last writer of each checked range, sorted
+  std::vector<std::string> producers;     ///< value hazards: last writer and final values of each checked range, sorted
 
   friend bool operator==(const HazardIdentity&, const HazardIdentity&) = default;
   /// One line for reports: "data_race on amax_fwd: rank 0 ... write, then rank 0 ... read".
@@ -41,8 +41,12 @@ struct HazardIdentity {
 /// in them); a shrinker records steps only then.
 bool identity_needs_steps(HazardKind kind);
 
+/// `options`, plus what a run must record for identity_of to state the identity of a hazard
+/// of `kind` (value hazards: every step, with every value it writes).
+RunOptions identity_options(RunOptions options, HazardKind kind);
+
 /// The identity of `hazard`, found in `run` of the reduced `scenario` whose parts came from
-/// the original as `lineage` says. `run.steps` must be recorded when identity_needs_steps.
+/// the original as `lineage` says. A value hazard's run must have run under identity_options.
 HazardIdentity identity_of(const Hazard& hazard, const Scenario& scenario, const Lineage& lineage, const RunResult& run);
 
 /// Whether `run` of the reduced `scenario` shows a hazard with the identity `original`.

@@ -89,8 +89,9 @@ struct Stuck {
   std::string waiting_for;     ///< human-readable reason
   std::vector<std::uint64_t> waits_on;  ///< actor keys of the lanes it waits for
   std::vector<RankId> missing_ranks;    ///< collectives: members that never issued it
-  /// Collectives: members that issued it but whose stream is blocked behind an earlier op,
-  /// e.g. "rank 1 issued it (amax_reduce) but its stream nccl is blocked behind grad_bucket_0".
+  /// Collectives: what else keeps it from completing: members that issued it but whose stream
+  /// is blocked behind an earlier op ("rank 1 issued it (amax_reduce) but its stream nccl is
+  /// blocked behind grad_bucket_0"), or members that joined it with mismatched ops.
   std::vector<std::string> blocked;
   std::string awaited;  ///< collectives: "collective #N on comm C (NAME)", what the two lists refer to
 };

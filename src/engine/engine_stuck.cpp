@@ -90,13 +90,21 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
   if (q.joined) {
     auto it = st.comms[op.comm].pending.find(q.seq);
     bool agree = true;
+    std::vector<std::string> joined;  // "rank 1 grad_bucket_1"
     if (it != st.comms[op.comm].pending.end()) {
       for (const auto& m : it->second.members) {
-        if (m && !collectives_agree(*m->op, op)) agree = false;
+        if (!m) continue;
+        if (!collectives_agree(*m->op, op)) agree = false;
+        joined.push_back(fmt::format("rank {} {}", m->rank, m->op->name));
       }
     }
-    out.awaited = fmt::format("collective #{} on comm {} ({})", q.seq, comm, op.name);
+    // A mismatched rendezvous is one collective whatever each rank calls it: name it once.
+    out.awaited = agree ? fmt::format("collective #{} on comm {} ({})", q.seq, comm, op.name)
+                        : fmt::format("collective #{} on comm {}", q.seq, comm);
     missing_members(st, op.comm, q.seq, out);
+    if (!agree) {
+      out.blocked.push_back(fmt::format("its members joined it with mismatched ops ({}), so it never completes", fmt::join(joined, ", ")));
+    }
     out.waiting_for = agree ? fmt::format("the other members of comm {} to join collective #{}: {}", comm, q.seq, missing_text(st, out))
                             : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);
     return;

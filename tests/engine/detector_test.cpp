@@ -37,6 +37,12 @@ TEST(CollectiveDetector, reports_a_collective_order_swapped_on_one_rank_of_a_sha
   ASSERT_TRUE(has(hazards, HazardKind::collective_mismatch));
   EXPECT_TRUE(has(hazards, HazardKind::deadlock)) << "a mismatched rendezvous never completes";
   for (const auto& h : hazards) {
+    if (h.kind == HazardKind::deadlock) {
+      EXPECT_NE(h.summary.find("hang: ranks wait in collective #0 on comm dp: its members joined it with mismatched ops (rank 0 amax_reduce, "
+                          "rank 1 grad_bucket), so it never completes"),
+                std::string::npos)
+          << h.summary;
+    }
     if (h.kind != HazardKind::collective_mismatch) continue;
     ASSERT_EQ(h.participants.size(), 2u);
     EXPECT_EQ(h.participants[0].rank, 0u);

@@ -9,6 +9,7 @@
 #include "protocols/protocol.h"
 #include "scheduler/explore.h"
 #include "scheduler/random_strategy.h"
+#include "scheduler/replay_strategy.h"
 #include "scheduler/reproduce.h"
 #include "scheduler/scenario_reduce.h"
 #include "scenarios.h"
@@ -116,7 +117,13 @@ TEST(Shrink, a_value_mismatch_keeps_the_op_that_wrote_the_wrong_value) {
     EXPECT_EQ(producer.find("initial value"), std::string::npos) << producer;
   }
   EXPECT_EQ(shrunk.hazard.kind, HazardKind::value_mismatch);
-  EXPECT_EQ(identity_of(shrunk.hazard, shrunk.scenario, shrunk.lineage, shrunk.run), shrunk.identity);
+  ReplayStrategy replay(shrunk.run.choices, ReplayStrategy::Mode::strict);
+  const RunResult again = run_once(shrunk.scenario, replay, identity_options({}, HazardKind::value_mismatch));
+  EXPECT_TRUE(same_bug(shrunk.identity, shrunk.scenario, shrunk.lineage, again)) << shrunk.identity.show();
+  // The wrong value is the original's.
+  ReplayStrategy original_replay(original.choices, ReplayStrategy::Mode::strict);
+  const RunResult original_again = run_once(s, original_replay, identity_options({}, HazardKind::value_mismatch));
+  EXPECT_TRUE(same_bug(shrunk.identity, s, unreduced(s).lineage, original_again)) << shrunk.identity.show();
   EXPECT_LT(shrunk.after.ops, shrunk.before.ops);
 }
 
