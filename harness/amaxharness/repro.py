@@ -45,6 +45,26 @@ def count_steps(trace: pathlib.Path) -> int:
     return steps
 
 
+def shrink_header(trace: pathlib.Path) -> tuple[str | None, list[int] | None]:
+    """What `amaxcheck shrink` wrote in the shrunk trace's header: the hazard identity it kept
+    and the original rank of each shrunk rank (traces/FORMAT.md, "A shrunk trace's mapping");
+    (None, None) when the header has neither."""
+    try:
+        with open(trace, encoding="utf-8") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError):
+        return None, None
+    parameters = header.get("parameters") if isinstance(header, dict) else None
+    if not isinstance(parameters, dict):
+        return None, None
+    mapping = parameters.get("mapping")
+    ranks = None
+    if isinstance(mapping, dict) and isinstance(mapping.get("ranks"), list):
+        ranks = [r.get("original_rank") for r in mapping["ranks"] if isinstance(r, dict)]
+    hazard = parameters.get("hazard")
+    return (hazard if isinstance(hazard, str) else None), ranks
+
+
 def _replay(binary, trace, timeout) -> program.ReplayReport:
     done = program.run([binary, "replay", trace, "--json"], timeout_s=timeout)
     if done.returncode == 2:
@@ -77,8 +97,10 @@ def run(args) -> int:
         check = _replay(binary, shrunk, args.timeout)
         if check.verdict != "hazard":
             raise ProgramError(f"the shrunk trace {shrunk} no longer shows the hazard")
+        same_bug, ranks = shrink_header(shrunk)
         summary.update(shrunk=str(shrunk), shrunk_steps=count_steps(shrunk),
-                       shrunk_hazard_kinds=check.hazard_kinds)
+                       shrunk_hazard_kinds=check.hazard_kinds, same_bug=same_bug,
+                       shrunk_rank_origins=ranks)
         source = shrunk
     else:
         source = trace  # nothing to shrink; still make it viewable
@@ -103,6 +125,11 @@ def run(args) -> int:
             before, after = summary["steps"], summary["shrunk_steps"]
             print(f"  shrunk trace:   {shrunk} ({after} steps, was {before}; "
                   f"replay: amaxcheck replay {shrunk})")
+            if summary.get("same_bug"):
+                print(f"  same bug:       {summary['same_bug']}")
+            if summary.get("shrunk_rank_origins"):
+                ranks = ", ".join(f"{i} = original {r}" for i, r in enumerate(summary["shrunk_rank_origins"]))
+                print(f"  shrunk ranks:   {ranks} (`amaxcheck shrink` prints every op's origin)")
         else:
             print("  shrunk trace:   (none: the trace shows no hazard)")
         print(f"  perfetto:       {perfetto} (open in ui.perfetto.dev or chrome://tracing)")

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 
-KNOWN = {"--comm", "--wait", "--amax-order", "--dp", "--tp", "--pp", "--cp", "--modules",
+KNOWN = {"--comm", "--wait", "--wait-bwd", "--amax-order", "--dp", "--tp", "--pp", "--cp", "--modules",
          "--microbatches", "--iters", "--kernels", "--strategy", "--seed", "--runs",
          "--trace-out", "--backend", "--alpha-us", "--depth", "--max-schedules"}
 FLAGS = {"--json", "--keep-going"}
@@ -88,7 +88,7 @@ def check(args):
         if os.environ.get("FAKE_GPU_HAZARD_RANK") == str(rank):
             hazards.append(hazard("data_race", f"race seen on rank {rank}", rank))
     elif not target.endswith(".json"):
-        if opts.get("--wait") == "after-copy":
+        if "after-copy" in (opts.get("--wait"), opts.get("--wait-bwd")):
             hazards.append(hazard("data_race", "RAW on amax_history vs amax all-reduce"))
         if opts.get("--comm") == "shared" and opts.get("--amax-order") == "rank-dependent":
             hazards.append(hazard("ordering_hazard", "amax vs gradient order differs"))

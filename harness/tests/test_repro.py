@@ -54,3 +54,15 @@ def test_a_trace_that_does_not_replay_is_bad_input(tmp_path, fake_bin, cli):
 def test_a_missing_trace_is_bad_input(tmp_path, fake_bin, cli):
     done = cli("repro", tmp_path / "nope.jsonl")
     assert done.returncode == 2 and "no such trace file" in done.stderr
+
+
+def test_the_shrunk_trace_header_gives_the_bug_kept_and_where_each_rank_came_from(tmp_path):
+    from amaxharness.repro import shrink_header
+    header = {"type": "header", "strategy": "shrink",
+              "parameters": {"hazard": "data_race: rank 1 ... write, then rank 1 ... read",
+                             "mapping": {"ranks": [{"original_rank": 5, "ops": [[30, 34]]},
+                                                   {"original_rank": 2, "ops": [[]]}], "checks": []}}}
+    trace = tmp_path / "shrunk.jsonl"
+    trace.write_text(json.dumps(header) + "\n")
+    assert shrink_header(trace) == ("data_race: rank 1 ... write, then rank 1 ... read", [5, 2])
+    assert shrink_header(write_trace(tmp_path / "plain.jsonl")) == (None, None)
