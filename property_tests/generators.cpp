@@ -91,12 +91,34 @@ void gen_group_skips(ProtocolKnobs& k) {
   }
 }
 
-/// A group kind that keeps every amax group inside one pipeline stage.
+/// A named group kind that is correct for the layout: each amax group is exactly the ranks
+/// that share its tensors (replica_group), so a design shows only its own hazard. `auto` always
+/// is; `dp` is when TP is 1, `world` when PP is 1 too, and so on (amax_group_test.cpp checks
+/// every other group is a hazard).
 GroupKind gen_group(const ProtocolKnobs& k) {
-  std::vector<GroupKind> kinds = {GroupKind::automatic, GroupKind::dp, GroupKind::tp_dp};
-  if (k.protocol == ProtocolName::current_scaling) kinds.push_back(GroupKind::tp);
-  if (k.pp == 1) kinds.push_back(GroupKind::world);
+  std::vector<GroupKind> kinds;
+  for (GroupKind kind : {GroupKind::automatic, GroupKind::dp, GroupKind::tp, GroupKind::tp_dp, GroupKind::world}) {
+    ProtocolKnobs with = k;
+    with.group = kind;
+    bool exact = true;
+    for (RankId r = 0; r < world_of(k); ++r) exact = exact && amax_group(with, r) == replica_group(k, r);
+    if (exact) kinds.push_back(kind);
+  }
   return *rc::gen::elementOf(kinds);
+}
+
+/// A correct group of at least two ranks around rank 0 (a design whose hazard needs a
+/// reduction): delayed scaling's stage needs two ranks, current scaling's TP group two shards.
+void ensure_reduction(ProtocolKnobs& k) {
+  k.group = gen_group(k);
+  if (amax_group(k, 0).size() >= 2) return;
+  k.group = GroupKind::automatic;
+  if (k.protocol == ProtocolName::current_scaling) {
+    k.tp = 2;
+    k.dp = std::max<std::uint32_t>(1, k.dp / 2);
+  } else if (k.tp * k.dp < 2) {
+    k.dp = 2;
+  }
 }
 
 bool validates(const ProtocolKnobs& k) {
@@ -206,12 +228,7 @@ rc::Gen<ProtocolKnobs> unsafe_knobs(UnsafeDesign design, std::uint32_t max_world
         k.wait = WaitPoint::after_copy;
         gen_layout(k, max_world);
         gen_sizes(k);
-        k.group = gen_group(k);
-        // A reduction needs two ranks in the group.
-        if (amax_group(k, 0).size() < 2) {
-          k.group = GroupKind::tp_dp;
-          if (k.tp * k.dp < 2) k.dp = 2;
-        }
+        ensure_reduction(k);  // a reduction needs two ranks in the group
         k.comm = gen_comm(k);
         // DDP's bucket wait orders a shared comm's only reduction before the next copy-back
         // (protocol_verdicts_test: one microbatch masks the race); two microbatches unmask it.
@@ -240,8 +257,7 @@ rc::Gen<ProtocolKnobs> unsafe_knobs(UnsafeDesign design, std::uint32_t max_world
         k.protocol = *rc::gen::element(ProtocolName::te_sync, ProtocolName::te_async, ProtocolName::current_scaling);
         gen_layout(k, max_world, 2);
         gen_sizes(k);
-        k.group = gen_group(k);
-        if (amax_group(k, 0).size() < 2) k.group = GroupKind::world, k.pp = 1;
+        ensure_reduction(k);
         k.comm = gen_comm(k);
         // Skip one module on a strict, non-empty part of rank 0's group, in one iteration or all.
         const std::vector<RankId> group = amax_group(k, 0);
@@ -260,11 +276,7 @@ rc::Gen<ProtocolKnobs> unsafe_knobs(UnsafeDesign design, std::uint32_t max_world
         gen_layout(k, max_world);
         gen_sizes(k);
         k.iters = std::max<std::uint32_t>(k.iters, 2);
-        k.group = gen_group(k);
-        if (amax_group(k, 0).size() < 2) {
-          k.group = GroupKind::tp_dp;
-          if (k.tp * k.dp < 2) k.dp = 2;
-        }
+        ensure_reduction(k);
         k.comm = CommChoice::separate;
         k.kernels = *rc::gen::element(KernelConcurrency::concurrent, KernelConcurrency::serialized);
         k.evals.push_back(EvalRule{0, *rc::gen::inRange<std::uint32_t>(1, k.iters)});

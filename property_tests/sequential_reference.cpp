@@ -121,9 +121,12 @@ std::vector<RankId> amax_group(const ProtocolKnobs& k, RankId rank) {
 }
 
 std::vector<RankId> replica_group(const ProtocolKnobs& k, RankId rank) {
+  const Coords me = coords_of(k, rank);
+  const bool current = k.protocol == ProtocolName::current_scaling;
   std::vector<RankId> group;
-  for (RankId r : amax_group(k, rank)) {
-    if (coords_of(k, r).pp == coords_of(k, rank).pp) group.push_back(r);
+  for (RankId r = 0; r < k.dp * k.tp * k.pp; ++r) {
+    const Coords c = coords_of(k, r);
+    if (c.pp == me.pp && (!current || c.dp == me.dp)) group.push_back(r);
   }
   return group;
 }

@@ -56,9 +56,11 @@ struct UpdateKey {
 
 using UpdateLog = std::map<UpdateKey, std::vector<UpdateRecord>>;
 
-/// The rank's amax reduction group (every rank of it, itself included, sorted).
+/// The rank's configured amax reduction group (every rank of it, itself included, sorted).
 std::vector<RankId> amax_group(const ProtocolKnobs& knobs, RankId rank);
-/// The ranks that hold replicas of `rank`'s tensors: its amax group within its stage.
+/// The ranks that hold replicas or shards of `rank`'s tensors, from the layout alone (sorted):
+/// its pipeline stage for delayed scaling, its TP peers (same DP index and stage) for current
+/// scaling. Reductions and agreement are expected over these, whatever the configured group.
 std::vector<RankId> replica_group(const ProtocolKnobs& knobs, RankId rank);
 
 /// Every update the protocol should perform, in order, per key. The knobs must describe a

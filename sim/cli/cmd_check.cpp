@@ -84,7 +84,12 @@ nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, 
   j["seconds"] = outcome.seconds;
   j["trace"] = outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(outcome.trace_path);
   j["hazards"] = nlohmann::ordered_json::array();
-  for (const auto& found : r.hazards) j["hazards"].push_back(hazard_json(found.hazard, outcome.replay));
+  std::vector<Hazard> hazards;
+  for (const auto& found : r.hazards) {
+    j["hazards"].push_back(hazard_json(found.hazard, outcome.replay));
+    hazards.push_back(found.hazard);
+  }
+  j["groups"] = hazard_groups_json(hazards);
   if (outcome.cost) {
     j["timing"] = {{"iteration_time_us", outcome.cost->iteration_time_us},
                    {"exposed_amax_latency_us", outcome.cost->exposed_amax_latency_us},

@@ -56,6 +56,7 @@ struct Row {
   std::string design;
   std::string verdict;
   std::string kinds;
+  std::string tally;  ///< hazards per kind and how many tensors, buffers or comms they are about
   std::string explored;
   double seconds = 0;
   sched::VerdictKind kind = sched::VerdictKind::no_hazard_found;
@@ -114,6 +115,7 @@ Row check_point(const DesignPoint& point, const DemoOptions& demo, std::string& 
   // "proven clean" only from a completed search; a sample says "no hazard found".
   row.verdict = row.kind == sched::VerdictKind::hazard ? "HAZARD" : verdict_headline(outcome.result);
   row.kinds = hazard_kinds(hazards);
+  row.tally = hazard_tally(hazards);
   row.explored = fmt::format("{} {}, {} steps", outcome.result.runs, proven ? "schedules" : "run(s)",
                              outcome.result.steps);
   row.seconds = outcome.seconds;
@@ -157,7 +159,8 @@ int run_demo(const DemoOptions& demo) {
   fmt::print("\ncounterexamples (replay with `amaxcheck replay TRACE`, open timelines in ui.perfetto.dev):\n");
   for (const Row& row : rows) {
     if (row.trace.empty()) continue;
-    fmt::print("  {}\n    trace:    {}\n    timeline: {}\n", row.design, row.trace, row.timeline);
+    fmt::print("  {}\n    hazards:  {}\n    trace:    {}\n    timeline: {}\n", row.design, row.tally, row.trace,
+               row.timeline);
   }
   fmt::print("\n{}\n", all_as_predicted ? "every verdict matches the design notes"
                                         : "some verdicts differ from the design notes: see the NO rows");

@@ -76,7 +76,7 @@ int replay(const ReplayArgs& args) {
       for (const Participant& p : h.participants) {
         participants.push_back({{"rank", p.rank}, {"lane", p.lane}, {"op_name", p.op_name}, {"origin", p.origin}, {"step", p.step}});
       }
-      hazards.push_back({{"kind", to_string(h.kind)}, {"summary", h.summary}, {"participants", participants},
+      hazards.push_back({{"kind", to_string(h.kind)}, {"subject", h.subject}, {"summary", h.summary}, {"participants", participants},
                          {"details", h.details}, {"replay", command}});
     }
     out["hazards"] = hazards;

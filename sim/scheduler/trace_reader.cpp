@@ -184,6 +184,7 @@ Hazard read_hazard(const Line& line) {
     }
   }
   if (!known) line.fail("kind", "a hazard kind (data_race, deadlock, ...)", &d["kind"]);
+  if (d.contains("subject")) h.subject = line.str(d, "subject", "subject");  // absent in older traces
   h.summary = line.str(d, "summary", "summary");
   const json& participants = line.array(d, "participants", "participants");
   for (std::size_t i = 0; i < participants.size(); ++i) {

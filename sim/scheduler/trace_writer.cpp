@@ -91,6 +91,7 @@ ojson hazard_json(const Hazard& h) {
   ojson j;
   j["type"] = "hazard";
   j["kind"] = to_string(h.kind);
+  j["subject"] = h.subject;
   j["summary"] = h.summary;
   ojson participants = ojson::array();
   for (const Participant& p : h.participants) {

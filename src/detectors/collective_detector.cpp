@@ -60,6 +60,7 @@ void CollectiveDetector::check_match(const IssueEvent& event) {
   mismatch_reported_[key] = true;
   Hazard h;
   h.kind = HazardKind::collective_mismatch;
+  h.subject = "comm " + scenario_.comms[op.comm].name;
   h.summary = fmt::format("{} on comm {} collective #{}: rank {} issued {} ({}) but rank {} issued {} ({})", why,
                           scenario_.comms[op.comm].name, event.seq, it->second.ref.rank, other.name, signature(other),
                           event.site.ref.rank, op.name, signature(op));
@@ -75,6 +76,7 @@ void CollectiveDetector::check_order(const IssueEvent& event) {
     if (last.thread != event.thread_actor && !event.thread_clock->covers(last.thread, last.epoch)) {
       Hazard h;
       h.kind = HazardKind::ordering_hazard;
+      h.subject = "comm " + scenario_.comms[event.site.op->comm].name;
       h.summary = fmt::format(
           "rank {} issues {} ({}) and {} ({}) on comm {} from host threads with no happens-before: their order on "
           "the communicator can differ between ranks",
@@ -104,6 +106,7 @@ void CollectiveDetector::on_finish(const Engine&) {
     if (missing.empty()) continue;
     Hazard h;
     h.kind = HazardKind::unjoined_collective;
+    h.subject = "comm " + comm.name;
     auto it = first_issue_.find({c, first_missing_seq});
     h.summary = fmt::format("rank(s) {} never issued collective #{} on comm {}{}", fmt::join(missing, ", "),
                             first_missing_seq, comm.name,

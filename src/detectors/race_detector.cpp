@@ -65,6 +65,7 @@ void RaceDetector::report(const Access& earlier, const AccessEvent& later, const
   const std::uint32_t hi = std::min(range.offset + range.count, earlier.range.offset + earlier.range.count);
   Hazard h;
   h.kind = HazardKind::data_race;
+  h.subject = buffer.name;
   h.summary = fmt::format("{} race on rank {} buffer {}[{}..{}) between {} ({}) and {} ({}), with no happens-before",
                           kind, later.rank, buffer.name, lo, hi, earlier.site.op->name, earlier.site.lane,
                           later.site.op->name, later.site.lane);

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "detectors/participant.h"
 #include "engine/engine.h"
 
 namespace amaxcheck {
@@ -19,43 +21,104 @@ long first_difference(const std::vector<float>& a, const std::vector<float>& b) 
   return a.size() == b.size() ? -1 : static_cast<long>(std::min(a.size(), b.size()));
 }
 
-Participant replica_participant(const Scenario& s, const ReplicaCheck::Replica& r, std::size_t step) {
-  return Participant{r.rank, "buffer " + s.ranks[r.rank].buffers[r.range.buffer].name, OpRef{r.rank, 0, 0}, "(final value)", "", step};
+}  // namespace
+
+ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
+  std::size_t buffers = 0;
+  for (const Rank& rank : scenario.ranks) {
+    first_buffer_.push_back(buffers);
+    buffers += rank.buffers.size();
+  }
+  watching_.resize(buffers);
+  for (const ReplicaCheck& check : scenario.checks) {
+    for (const auto& replica : check.replicas) {
+      watching_[first_buffer_[replica.rank] + replica.range.buffer].push_back(watched_.size());
+      watched_.push_back(Watched{replica.rank, replica.range, std::nullopt});
+    }
+  }
 }
 
-}  // namespace
+void ValueDetector::on_access(const AccessEvent& event) {
+  for (const Range& w : *event.writes) {
+    for (std::size_t i : watching_[first_buffer_[event.rank] + w.buffer]) {
+      if (watched_[i].range.overlaps(w)) watched_[i].last_writer = event.site;
+    }
+  }
+}
+
+Participant ValueDetector::participant(const Watched& replica, std::size_t end_step) const {
+  if (replica.last_writer) return participant_at(*replica.last_writer);
+  const std::string& buffer = scenario_.ranks[replica.rank].buffers[replica.range.buffer].name;
+  return Participant{replica.rank, "buffer " + buffer, OpRef{replica.rank, 0, 0}, "(initial value)", "", end_step};
+}
+
+/// Detail lines: which buffer each participant wrote, who the ranks are, and every replica.
+std::vector<std::string> ValueDetector::describe(const ReplicaCheck& check,
+                                                 const std::vector<const Watched*>& replicas) const {
+  std::vector<std::string> lines;
+  for (const Watched* w : replicas) {
+    const Rank& rank = scenario_.ranks[w->rank];
+    lines.push_back(fmt::format("{}: buffer {} {}", rank.name.empty() ? fmt::format("rank {}", w->rank) : rank.name,
+                                rank.buffers[w->range.buffer].name,
+                                w->last_writer ? "last written by " + w->last_writer->op->name : "never written"));
+  }
+  std::vector<RankId> ranks;
+  for (const auto& replica : check.replicas) ranks.push_back(replica.rank);
+  lines.push_back(fmt::format("ranks that must hold it bit-identical: {}", fmt::join(ranks, ", ")));
+  return lines;
+}
 
 void ValueDetector::on_finish(const Engine& engine) {
   if (!engine.done()) return;  // a hung run has no final values; the deadlock detector reports it
+  std::size_t next = 0;  // index of the check's first replica in watched_
   for (const ReplicaCheck& check : scenario_.checks) {
+    const std::size_t base = next;
+    next += check.replicas.size();
     if (check.replicas.empty()) continue;
-    const auto& first = check.replicas.front();
-    const std::vector<float> reference = engine.read(first.rank, first.range);
-    for (std::size_t i = 1; i < check.replicas.size(); ++i) {
-      const auto& replica = check.replicas[i];
-      const std::vector<float> values = engine.read(replica.rank, replica.range);
-      const long at = first_difference(reference, values);
-      if (at < 0) continue;
+    std::vector<std::vector<float>> values;
+    for (std::size_t i = 0; i < check.replicas.size(); ++i) values.push_back(engine.read(watched_[base + i].rank, watched_[base + i].range));
+    // Replicas by the value they hold, in replica order: one divergence per value other than
+    // the first replica's, between the first replica and the first holder of that value.
+    std::vector<std::vector<std::size_t>> classes;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      auto it = std::find_if(classes.begin(), classes.end(),
+                             [&](const auto& c) { return first_difference(values[c.front()], values[i]) < 0; });
+      if (it == classes.end()) classes.push_back({i});
+      else it->push_back(i);
+    }
+    const Watched& first = watched_[base];
+    for (std::size_t c = 1; c < classes.size(); ++c) {
+      const std::size_t i = classes[c].front();
+      const Watched& replica = watched_[base + i];
+      const auto at = static_cast<std::size_t>(first_difference(values[0], values[i]));
       Hazard h;
       h.kind = HazardKind::replica_divergence;
+      h.subject = check.tensor;
       h.summary = fmt::format("{} differs between rank {} and rank {} at element {}: {} vs {}", check.tensor, first.rank,
-                              replica.rank, at, reference[static_cast<std::size_t>(at)], values[static_cast<std::size_t>(at)]);
-      h.participants = {replica_participant(scenario_, first, engine.steps()), replica_participant(scenario_, replica, engine.steps())};
+                              replica.rank, at, values[0][at], values[i][at]);
+      h.participants = {participant(first, engine.steps()), participant(replica, engine.steps())};
+      h.details = describe(check, {&first, &replica});
+      for (std::size_t k : {std::size_t{0}, c}) {
+        std::vector<RankId> holders;
+        for (std::size_t j : classes[k]) holders.push_back(watched_[base + j].rank);
+        h.details.push_back(fmt::format("rank {}'s value is held by rank{} {}", watched_[base + classes[k].front()].rank,
+                                        holders.size() == 1 ? "" : "s", fmt::join(holders, ", ")));
+      }
       hazards_.push_back(std::move(h));
-      break;
     }
     if (check.expected.empty()) continue;
-    for (const auto& replica : check.replicas) {
-      const std::vector<float> values = engine.read(replica.rank, replica.range);
-      const long at = first_difference(check.expected, values);
+    for (std::size_t i = 0; i < check.replicas.size(); ++i) {
+      const Watched& replica = watched_[base + i];
+      const long at = first_difference(check.expected, values[i]);
       if (at < 0) continue;
       Hazard h;
       h.kind = HazardKind::value_mismatch;
+      h.subject = check.tensor;
       h.summary = fmt::format("{} on rank {} element {} is {} but the sequential reference gives {}", check.tensor,
-                              replica.rank, at, values[static_cast<std::size_t>(at)], check.expected[static_cast<std::size_t>(at)]);
-      h.participants = {replica_participant(scenario_, replica, engine.steps())};
+                              replica.rank, at, values[i][static_cast<std::size_t>(at)], check.expected[static_cast<std::size_t>(at)]);
+      h.participants = {participant(replica, engine.steps())};
+      h.details = describe(check, {&replica});
       hazards_.push_back(std::move(h));
-      break;  // one report per tensor is enough to act on
     }
   }
 }

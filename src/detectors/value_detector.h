@@ -2,7 +2,16 @@
 /// Values: at the end of a completed run, every ReplicaCheck of the scenario holds
 /// bit-identical values on all its replicas (replica consistency), equal to the sequential
 /// reference values when the scenario gives them (amax correctness: reduced amax is the max over
-/// the group, and history, scale and scale_inv follow from it).
+/// the ranks that share the tensor, and history, scale and scale_inv follow from it).
+///
+/// Every difference is reported, each as its own hazard about the check's tensor: a
+/// replica_divergence per value held by some replicas other than the check's first replica's
+/// (between the first replica and the first holder of that value; the details list who holds
+/// which), and a value_mismatch per replica that differs from the expected values. The
+/// participants are the ops that last wrote each replica's range (what produced the wrong
+/// value), so a hazard's identity names the tensor, the ranks and the ops.
+
+#include <optional>
 
 #include "detectors/detector.h"
 
@@ -10,13 +19,27 @@ namespace amaxcheck {
 
 class ValueDetector final : public Detector {
  public:
-  explicit ValueDetector(const Scenario& scenario) : scenario_(scenario) {}
+  explicit ValueDetector(const Scenario& scenario);
   const char* name() const override { return "values"; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
+  /// Remembers the last op that wrote each checked range.
+  void on_access(const AccessEvent& event) override;
   void on_finish(const Engine& engine) override;
 
  private:
+  /// One replica of one check, in check order.
+  struct Watched {
+    RankId rank = 0;
+    Range range;
+    std::optional<OpSite> last_writer;
+  };
+  Participant participant(const Watched& replica, std::size_t end_step) const;
+  std::vector<std::string> describe(const ReplicaCheck& check, const std::vector<const Watched*>& replicas) const;
+
   const Scenario& scenario_;
+  std::vector<Watched> watched_;                         // every check's replicas, in order
+  std::vector<std::size_t> first_buffer_;                // by rank: its buffer 0 in watching_
+  std::vector<std::vector<std::size_t>> watching_;       // by (rank, buffer): indices into watched_
   std::vector<Hazard> hazards_;
 };
 

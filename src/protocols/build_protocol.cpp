@@ -7,6 +7,7 @@
 #include "protocols/layout.h"
 #include "protocols/reference_model.h"
 #include "protocols/schedule.h"
+#include "protocols/sharing.h"
 #include "util/check.h"
 
 namespace amaxcheck {
@@ -28,41 +29,35 @@ BufferId find_buffer(const Rank& rank, const std::string& name) {
   throw InternalError("generated rank has no buffer " + name);
 }
 
-/// One check per (reduction group, stage, module, direction, quantity): the ranks that must
-/// hold bit-identical copies. Expected values come from the reference model when it defines
-/// them and they agree across the replicas (a rank that skipped a module legitimately lags;
-/// its replicas are then only checked for agreement, which is exactly what breaks).
+/// One check per (sharing group, module, direction, quantity): the ranks that hold replicas
+/// or shards of the tensor (sharing.h), which must end bit-identical, whatever group the design
+/// reduces over. Expected values come from the reference model when it defines them and they
+/// agree across the replicas (a rank that skipped a module legitimately lags; its replicas are
+/// then only checked for agreement, which is exactly what breaks).
 void add_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& layout, const ReferenceResult& ref) {
-  const Groups groups = layout.amax_groups();
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    std::vector<std::uint32_t> stages;
-    for (RankId r : groups[g]) stages.push_back(layout.stage(r));
-    std::sort(stages.begin(), stages.end());
-    stages.erase(std::unique(stages.begin(), stages.end()), stages.end());
-    for (std::uint32_t stage : stages) {
-      std::vector<RankId> holders;
-      for (RankId r : groups[g]) {
-        if (layout.stage(r) == stage) holders.push_back(r);
-      }
-      for (std::uint32_t m = 0; m < knobs.modules; ++m) {
-        for (Direction dir : {Direction::forward, Direction::backward}) {
-          for (int q = 0; q < 3; ++q) {
-            ReplicaCheck check;
-            check.tensor = fmt::format("stage {} / module {} / {} / {}", stage, m, to_string(dir), quantity_name(q));
-            if (groups.size() > 1) check.tensor += fmt::format(" / amax group {}", g);
-            const std::string buffer = fmt::format("m{}.{}.{}", m, dir == Direction::forward ? "fwd" : "bwd", quantity_name(q));
-            bool agree = true;
-            for (RankId r : holders) {
-              const Rank& rank = scenario.ranks[r];
-              const BufferId b = find_buffer(rank, buffer);
-              check.replicas.push_back({r, Range{b, 0, rank.buffers[b].size}});
-              const ReferenceTensors& mine = ref.at(r, dir, m);
-              const ReferenceTensors& first = ref.at(holders.front(), dir, m);
-              agree = agree && mine.defined && quantity_of(mine, q) == quantity_of(first, q);
-            }
-            if (agree) check.expected = quantity_of(ref.at(holders.front(), dir, m), q);
-            scenario.checks.push_back(std::move(check));
+  const Groups groups = sharing_groups(layout, knobs.protocol);
+  std::vector<std::uint32_t> groups_per_stage(knobs.pp, 0);
+  for (const auto& group : groups) ++groups_per_stage[layout.stage(group.front())];
+  for (const auto& holders : groups) {
+    const std::uint32_t stage = layout.stage(holders.front());
+    for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+      for (Direction dir : {Direction::forward, Direction::backward}) {
+        for (int q = 0; q < 3; ++q) {
+          ReplicaCheck check;
+          check.tensor = fmt::format("stage {} / module {} / {} / {}", stage, m, to_string(dir), quantity_name(q));
+          if (groups_per_stage[stage] > 1) check.tensor += fmt::format(" / ranks {}", fmt::join(holders, ","));
+          const std::string buffer = fmt::format("m{}.{}.{}", m, dir == Direction::forward ? "fwd" : "bwd", quantity_name(q));
+          bool agree = true;
+          for (RankId r : holders) {
+            const Rank& rank = scenario.ranks[r];
+            const BufferId b = find_buffer(rank, buffer);
+            check.replicas.push_back({r, Range{b, 0, rank.buffers[b].size}});
+            const ReferenceTensors& mine = ref.at(r, dir, m);
+            const ReferenceTensors& first = ref.at(holders.front(), dir, m);
+            agree = agree && mine.defined && quantity_of(mine, q) == quantity_of(first, q);
           }
+          if (agree) check.expected = quantity_of(ref.at(holders.front(), dir, m), q);
+          scenario.checks.push_back(std::move(check));
         }
       }
     }

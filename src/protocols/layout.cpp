@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "protocols/sharing.h"
 #include "util/check.h"
 
 namespace amaxcheck {
@@ -44,7 +45,7 @@ RankId Layout::rank(const Coord& c) const {
   return r;
 }
 
-Groups Layout::partition(std::initializer_list<Dim> varying) const {
+Groups Layout::partition(const std::vector<Dim>& varying) const {
   const auto varies = [&](Dim dim) { return std::find(varying.begin(), varying.end(), dim) != varying.end(); };
   Groups groups;
   std::vector<bool> placed(world_, false);
@@ -70,9 +71,7 @@ Groups Layout::partition(std::initializer_list<Dim> varying) const {
 
 Groups Layout::amax_groups() const {
   GroupKind kind = knobs_.group;
-  if (kind == GroupKind::automatic) {
-    kind = knobs_.protocol == ProtocolName::current_scaling ? GroupKind::tp : GroupKind::tp_dp;
-  }
+  if (kind == GroupKind::automatic) kind = sharing_group_kind(knobs_.protocol);
   switch (kind) {
     case GroupKind::dp: return partition({Dim::cp, Dim::dp});
     case GroupKind::tp: return partition({Dim::tp, Dim::cp});

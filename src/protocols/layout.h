@@ -33,10 +33,12 @@ class Layout {
   std::uint32_t stage(RankId rank) const { return coord(rank).pp; }
 
   /// Ranks that differ only along `varying`: one group per value of the other dimensions.
-  Groups partition(std::initializer_list<Dim> varying) const;
+  Groups partition(const std::vector<Dim>& varying) const;
+  Groups partition(std::initializer_list<Dim> varying) const { return partition(std::vector<Dim>(varying)); }
   /// The gradient (DDP) groups: DP x CP within a TP index and a stage.
   Groups grad_groups() const { return partition({Dim::cp, Dim::dp}); }
-  /// The amax reduction groups the knobs ask for (`group`, with `auto` resolved per protocol).
+  /// The amax reduction groups the knobs ask for (`group`), the design under test; `auto` is
+  /// the correct group (sharing.h). What must hold is sharing_groups(), not this.
   Groups amax_groups() const;
   /// Index of the group holding `rank` in `groups`.
   static std::size_t group_of(const Groups& groups, RankId rank);

@@ -5,14 +5,15 @@
 #include "engine/fp8_math.h"
 #include "protocols/layout.h"
 #include "protocols/schedule.h"
+#include "protocols/sharing.h"
 
 namespace amaxcheck {
 namespace {
 
 constexpr Direction kDirections[] = {Direction::forward, Direction::backward};
 
-/// The reduced amax of one tensor: max of the local amaxes of `peers` (ranks of one group and
-/// stage that quantize it in this autocast).
+/// The reduced amax of one tensor: max of the local amaxes of `peers` (the ranks sharing it
+/// that quantize it in this autocast).
 float reduced_amax(const ProtocolKnobs& knobs, const std::vector<RankId>& peers, std::uint32_t autocast,
                    std::uint32_t module, Direction dir, std::uint32_t tensor) {
   float amax = 0.0f;
@@ -22,12 +23,12 @@ float reduced_amax(const ProtocolKnobs& knobs, const std::vector<RankId>& peers,
   return amax;
 }
 
-/// Ranks of `group` in `rank`'s stage for which `quantizes(peer)` holds.
+/// Ranks of a sharing group for which `quantizes(peer)` holds.
 template <typename Pred>
-std::vector<RankId> peers_of(const Layout& layout, const std::vector<RankId>& group, RankId rank, Pred quantizes) {
+std::vector<RankId> peers_of(const std::vector<RankId>& sharing, Pred quantizes) {
   std::vector<RankId> peers;
-  for (RankId peer : group) {
-    if (layout.stage(peer) == layout.stage(rank) && quantizes(peer)) peers.push_back(peer);
+  for (RankId peer : sharing) {
+    if (quantizes(peer)) peers.push_back(peer);
   }
   return peers;
 }
@@ -42,10 +43,11 @@ void mark_undefined(ReferenceResult& result, const ProtocolKnobs& knobs, const s
 
 /// Delayed scaling: each registration is copied into history row 0, then the update runs.
 void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
-  const Groups groups = layout.amax_groups();
+  const Groups reducing = layout.amax_groups();
+  const Groups sharing = sharing_groups(layout, knobs.protocol);
   for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
     const std::uint32_t iter = iter_of(knobs, a);
-    for (const auto& group : groups) {
+    for (const auto& group : reducing) {
       // Members whose global buffers differ in length cannot match their all-reduce.
       std::vector<std::uint32_t> counts;
       for (RankId r : group) {
@@ -56,10 +58,12 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
       for (std::uint32_t count : counts) {
         if (group.size() > 1 && count != counts.front()) mark_undefined(result, knobs, group);
       }
+    }
+    for (const auto& group : sharing) {
       for (RankId r : group) {
         for (std::uint32_t m = 0; m < knobs.modules; ++m) {
           if (!module_registers(knobs, r, iter, m)) continue;
-          const auto peers = peers_of(layout, group, r, [&](RankId q) { return module_registers(knobs, q, iter, m); });
+          const auto peers = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, m); });
           for (Direction dir : kDirections) {
             ReferenceTensors& state = result.at(r, dir, m);
             const std::uint32_t tensors = tensor_count(knobs, dir);
@@ -75,7 +79,8 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
 
 /// Current scaling: every quantization reduces one amax and recomputes that tensor's scale.
 void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
-  const Groups groups = layout.amax_groups();
+  const Groups reducing = layout.amax_groups();
+  const Groups sharing = sharing_groups(layout, knobs.protocol);
   const auto quantize = [&](RankId r, const std::vector<RankId>& peers, std::uint32_t a, std::uint32_t m,
                             Direction dir) {
     ReferenceTensors& state = result.at(r, dir, m);
@@ -89,7 +94,7 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
   };
   for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
     const std::uint32_t iter = iter_of(knobs, a);
-    for (const auto& group : groups) {
+    for (const auto& group : reducing) {
       // Every quantization is one collective: members must quantize equally often.
       std::vector<std::uint32_t> counts;
       for (RankId r : group) {
@@ -105,15 +110,17 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
       for (std::uint32_t count : counts) {
         if (group.size() > 1 && count != counts.front()) mark_undefined(result, knobs, group);
       }
+    }
+    for (const auto& group : sharing) {
       for (RankId r : group) {
         for (std::uint32_t m = 0; m < knobs.modules; ++m) {
           if (!module_runs(knobs, r, iter, m)) continue;
-          quantize(r, peers_of(layout, group, r, [&](RankId q) { return module_runs(knobs, q, iter, m); }), a, m,
+          quantize(r, peers_of(group, [&](RankId q) { return module_runs(knobs, q, iter, m); }), a, m,
                    Direction::forward);
         }
         for (std::uint32_t mm = knobs.modules; mm-- > 0;) {
           if (!module_registers(knobs, r, iter, mm)) continue;
-          const auto peers = peers_of(layout, group, r, [&](RankId q) { return module_registers(knobs, q, iter, mm); });
+          const auto peers = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, mm); });
           if (knobs.recompute) quantize(r, peers, a, mm, Direction::forward);
           quantize(r, peers, a, mm, Direction::backward);
         }

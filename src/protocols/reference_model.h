@@ -2,9 +2,11 @@
 /// The sequential reference model: what each protocol *means*, computed in plain code.
 ///
 /// It ignores threads, streams and communicators. Per tensor and autocast, the reduced amax is
-/// the max of the local amaxes over the ranks of the reduction group that hold the tensor (the
-/// same pipeline stage) and registered it; then amax_and_scale_update (engine/fp8_math.h, the
-/// arithmetic the engine's scale_update op runs too) runs.
+/// the max of the local amaxes over the ranks that share the tensor (sharing.h: from the layout,
+/// not from the configured amax group) and registered it; then amax_and_scale_update
+/// (engine/fp8_math.h, the arithmetic the engine's scale_update op runs too) runs. A design
+/// whose group leaves out a rank that shares the tensor, or takes in one that does not,
+/// therefore ends with values that differ from these.
 /// The program generator (build_protocol) is the mechanism; this is the intent. The engine runs
 /// the mechanism, and the value detector compares its final buffers with these numbers, so a
 /// protocol whose mechanism does not implement its intent (a race, a positional mix-up of two
@@ -16,9 +18,10 @@
 /// - Current scaling: every quantization (forward, backward, and forward again when
 ///   recomputing) reduces its own amax and recomputes the scale (history of length 1).
 ///
-/// When the members of a reduction group register different numbers of tensors in an
-/// autocast, their reductions cannot match (NCCL would hang or corrupt): the group's tensors
-/// are marked undefined from then on, and checks carry no expected values for them.
+/// When the members of a configured reduction group register different numbers of tensors in
+/// an autocast, their reductions cannot match (NCCL would hang or corrupt): the group's tensors
+/// are marked undefined from then on, and checks carry no expected values for them (the
+/// collective detector reports the mismatch; the replicas are still compared).
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,5 @@
 // Each detector fires on a planted hazard and stays silent on its fixed twin.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -282,6 +283,69 @@ TEST(ValueDetector, reports_replicas_that_differ_and_values_that_differ_from_the
   EXPECT_TRUE(has(hazards, HazardKind::value_mismatch));
   b.scenario().ranks[r1].buffers[0].init = {1.0f};
   EXPECT_TRUE(run_once(b.build()).empty());
+}
+
+TEST(ValueDetector, reports_every_affected_tensor_naming_the_op_that_wrote_each_wrong_value) {
+  ScenarioBuilder b("values");
+  const RankId r0 = b.rank(), r1 = b.rank(), r2 = b.rank();
+  for (RankId r : {r0, r1, r2}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "compute");
+    const BufferId scale = b.buffer(r, "scale", 1);
+    const BufferId history = b.buffer(r, "history", 2);
+    b.op(r, t, ScenarioBuilder::fill(s, {scale, 0, 1}, {r == r0 ? 1.0f : 2.0f}, "scale_update"));
+    b.op(r, t, ScenarioBuilder::fill(s, {history, 0, 2}, {r == r0 ? 4.0f : 8.0f, 0.0f}, "copy_back"));
+  }
+  const std::vector<ReplicaCheck::Replica> scales = {{r0, {0, 0, 1}}, {r1, {0, 0, 1}}, {r2, {0, 0, 1}}};
+  const std::vector<ReplicaCheck::Replica> histories = {{r0, {1, 0, 2}}, {r1, {1, 0, 2}}, {r2, {1, 0, 2}}};
+  b.scenario().checks.push_back(ReplicaCheck{"scale", scales, {1.0f}});
+  b.scenario().checks.push_back(ReplicaCheck{"history", histories, {4.0f, 0.0f}});
+  const auto hazards = run_once(b.build());
+  std::multiset<std::pair<std::string, std::string>> found;  // (kind, subject)
+  for (const Hazard& h : hazards) {
+    found.insert({to_string(h.kind), h.subject});
+    for (const Participant& p : h.participants) {
+      EXPECT_EQ(p.op_name, h.subject == "scale" ? "scale_update" : "copy_back") << h.summary;
+      EXPECT_EQ(p.lane, "stream compute");
+    }
+  }
+  // Ranks 1 and 2 hold one value that is not rank 0's (one divergence), and both differ from
+  // the reference (two mismatches), on each tensor.
+  EXPECT_EQ(found, (std::multiset<std::pair<std::string, std::string>>{
+                       {"replica_divergence", "scale"}, {"value_mismatch", "scale"}, {"value_mismatch", "scale"},
+                       {"replica_divergence", "history"}, {"value_mismatch", "history"}, {"value_mismatch", "history"}}));
+  for (const Hazard& h : hazards) {
+    if (h.kind != HazardKind::replica_divergence) continue;
+    EXPECT_EQ(h.summary, h.subject + (h.subject == "scale" ? " differs between rank 0 and rank 1 at element 0: 1 vs 2"
+                                                           : " differs between rank 0 and rank 1 at element 0: 4 vs 8"));
+    EXPECT_THAT(h.details, ::testing::Contains("rank 1's value is held by ranks 1, 2"));
+  }
+  std::set<std::string> keys;
+  for (const Hazard& h : hazards) keys.insert(h.key());
+  EXPECT_EQ(keys.size(), hazards.size()) << "every one has its own identity";
+}
+
+TEST(HazardKey, is_kind_subject_ranks_and_ops_but_not_steps) {
+  Hazard a;
+  a.kind = HazardKind::value_mismatch;
+  a.subject = "module 0 / forward / scale";
+  a.participants = {Participant{1, "stream compute", OpRef{1, 0, 7}, "scale_update_fwd", "", 40}};
+  Hazard later = a;
+  later.participants[0].step = 90;
+  later.summary = "other wording";
+  EXPECT_EQ(a.key(), later.key());
+  Hazard other_tensor = a;
+  other_tensor.subject = "module 0 / backward / scale";
+  EXPECT_NE(a.key(), other_tensor.key());
+  Hazard other_rank = a;
+  other_rank.participants[0].rank = 2;
+  EXPECT_NE(a.key(), other_rank.key());
+  Hazard other_op = a;
+  other_op.participants[0].op.index = 8;
+  EXPECT_NE(a.key(), other_op.key());
+  Hazard other_kind = a;
+  other_kind.kind = HazardKind::replica_divergence;
+  EXPECT_NE(a.key(), other_kind.key());
 }
 
 }  // namespace

@@ -110,7 +110,11 @@ TEST(ReferenceModel, the_engine_running_the_generated_program_agrees_on_every_ed
     for (ProtocolName p : {ProtocolName::te_sync, ProtocolName::te_async, ProtocolName::current_scaling}) {
       auto knobs = one_step(p, value, "2", {{"margin", "1"}, {"history", "3"}});
       set_knob(knobs, "iters", "2");
-      if (p == ProtocolName::current_scaling) set_knob(knobs, "group", "dp");
+      if (p == ProtocolName::current_scaling) {
+        // Current scaling reduces over the TP shards of a tensor (DP replicas keep their own).
+        set_knob(knobs, "tp", "2");
+        set_knob(knobs, "dp", "1");
+      }
       const auto run = testing::run_protocol(knobs);
       EXPECT_TRUE(run.done) << value << " " << to_string(p);
       EXPECT_TRUE(run.hazards.empty()) << value << " " << to_string(p) << "\n" << run.describe();
