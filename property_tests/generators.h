@@ -14,6 +14,10 @@
 /// - unsafe designs, one generator each, restricted to the configurations where the hazard is
 ///   certain (so a missing report is a detector bug, not a lucky configuration).
 ///
+/// Amax groups: only the kinds that are correct for the layout (each group exactly the ranks
+/// sharing its tensors), so each design shows its own hazard and no other; amax_group_test.cpp
+/// checks that every other group is a hazard.
+///
 /// Layouts: DP 1-16, TP 1-4, PP 1-2 with at most 16 ranks (the suite has to stay fast on two
 /// cores; the protocol tests cover 64 ranks), default rank order, CP 1.
 

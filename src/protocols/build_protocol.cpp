@@ -1,8 +1,6 @@
 // build_protocol: validate the knobs, generate the programs, attach the reference checks.
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "protocols/generator.h"
 #include "protocols/layout.h"
 #include "protocols/reference_model.h"
