@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "io/scenario_json.h"
+#include "run_cli.h"
 #include "scenarios.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/run.h"
@@ -17,29 +18,6 @@
 
 namespace amaxcheck::cli {
 namespace {
-
-struct Ran {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
-
-Ran amaxcheck(std::vector<std::string> args) {
-  args.insert(args.begin(), "amaxcheck");
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  Ran ran;
-  ran.code = run_main(static_cast<int>(argv.size()), argv.data());
-  ran.out = ::testing::internal::GetCapturedStdout();
-  ran.err = ::testing::internal::GetCapturedStderr();
-  return ran;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("amaxcheck_cli_test_" + name)).string();
-}
 
 /// A small clean protocol point and its hazardous twin.
 const std::vector<std::string> clean_target = {"te-sync", "--dp", "2", "--modules", "1", "--iters", "1"};

@@ -3,36 +3,24 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <filesystem>
-
 #include "cli/commands.h"
+#include "run_cli.h"
 
 namespace amaxcheck::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Outcome {
-  int exit_code = 0;
-  std::string out;
-};
-
-Outcome check(std::vector<std::string> args) {
-  const std::string trace = (std::filesystem::temp_directory_path() / "amaxcheck-wrong-group.jsonl").string();
-  args.insert(args.begin(), {"amaxcheck", "check"});
-  args.insert(args.end(), {"--runs", "2", "--trace-out", trace});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  ::testing::internal::CaptureStdout();
-  const int code = run_main(static_cast<int>(argv.size()), argv.data());
-  std::fflush(stdout);
-  return Outcome{code, ::testing::internal::GetCapturedStdout()};
+/// `amaxcheck check ARGS... --runs 2`, its trace in the temporary folder.
+Ran check(std::vector<std::string> args) {
+  args.insert(args.begin(), "check");
+  args.insert(args.end(), {"--runs", "2", "--trace-out", temp_path("wrong_group.jsonl")});
+  return amaxcheck(args);
 }
 
 TEST(WrongGroupCheck, the_dp_group_under_tp_is_a_hazard_naming_the_tensor_and_the_tp_peers) {
-  const Outcome o = check({"te-sync", "--tp", "2", "--dp", "2", "--modules", "1", "--iters", "1", "--group", "dp"});
-  EXPECT_EQ(o.exit_code, exit_hazard) << o.out;
+  const Ran o = check({"te-sync", "--tp", "2", "--dp", "2", "--modules", "1", "--iters", "1", "--group", "dp"});
+  EXPECT_EQ(o.code, exit_hazard) << o.out;
   // The first divergence in time is printed in full: which of the six tensors it is depends on
   // the schedule; the ranks do not (the TP peers 0 and 1, their coordinates shown).
   EXPECT_THAT(o.out, HasSubstr("replica_divergence: stage 0 / module 0 / "));
@@ -45,16 +33,16 @@ TEST(WrongGroupCheck, the_dp_group_under_tp_is_a_hazard_naming_the_tensor_and_th
 }
 
 TEST(WrongGroupCheck, a_group_per_rank_under_tp_is_a_hazard_naming_the_tensor_and_the_tp_peers) {
-  const Outcome o = check({"te-sync", "--tp", "2", "--dp", "1", "--group", "0/1"});
-  EXPECT_EQ(o.exit_code, exit_hazard) << o.out;
+  const Ran o = check({"te-sync", "--tp", "2", "--dp", "1", "--group", "0/1"});
+  EXPECT_EQ(o.code, exit_hazard) << o.out;
   EXPECT_THAT(o.out, HasSubstr("differs between rank 0 and rank 1"));
   EXPECT_THAT(o.out, HasSubstr("rank1 (dp0 tp1 pp0 cp0)"));
   EXPECT_THAT(o.out, HasSubstr("value_mismatch"));
 }
 
 TEST(WrongGroupCheck, the_correct_group_stays_clean) {
-  const Outcome o = check({"te-sync", "--tp", "2", "--dp", "2", "--modules", "1", "--iters", "1"});
-  EXPECT_EQ(o.exit_code, exit_clean) << o.out;
+  const Ran o = check({"te-sync", "--tp", "2", "--dp", "2", "--modules", "1", "--iters", "1"});
+  EXPECT_EQ(o.code, exit_clean) << o.out;
 }
 
 }  // namespace
