@@ -24,24 +24,34 @@ long first_difference(const std::vector<float>& a, const std::vector<float>& b) 
 }  // namespace
 
 ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
-  std::size_t buffers = 0;
+  // Built once per run, so without a vector per buffer: count, prefix-sum, fill.
+  std::uint32_t buffers = 0;
   for (const Rank& rank : scenario.ranks) {
     first_buffer_.push_back(buffers);
-    buffers += rank.buffers.size();
+    buffers += static_cast<std::uint32_t>(rank.buffers.size());
   }
-  watching_.resize(buffers);
+  watch_begin_.assign(buffers + 1, 0);
+  for (const ReplicaCheck& check : scenario.checks) {
+    for (const auto& replica : check.replicas) ++watch_begin_[first_buffer_[replica.rank] + replica.range.buffer + 1];
+  }
+  for (std::uint32_t b = 0; b < buffers; ++b) watch_begin_[b + 1] += watch_begin_[b];
+  watch_list_.resize(watch_begin_[buffers]);
+  std::vector<std::uint32_t> filled(watch_begin_.begin(), watch_begin_.end() - 1);
   for (const ReplicaCheck& check : scenario.checks) {
     for (const auto& replica : check.replicas) {
-      watching_[first_buffer_[replica.rank] + replica.range.buffer].push_back(watched_.size());
+      watch_list_[filled[first_buffer_[replica.rank] + replica.range.buffer]++] = static_cast<std::uint32_t>(watched_.size());
       watched_.push_back(Watched{replica.rank, replica.range, std::nullopt});
     }
   }
 }
 
 void ValueDetector::on_access(const AccessEvent& event) {
+  if (watch_list_.empty()) return;
   for (const Range& w : *event.writes) {
-    for (std::size_t i : watching_[first_buffer_[event.rank] + w.buffer]) {
-      if (watched_[i].range.overlaps(w)) watched_[i].last_writer = event.site;
+    const std::uint32_t b = first_buffer_[event.rank] + w.buffer;
+    for (std::uint32_t k = watch_begin_[b]; k < watch_begin_[b + 1]; ++k) {
+      Watched& watched = watched_[watch_list_[k]];
+      if (watched.range.overlaps(w)) watched.last_writer = event.site;
     }
   }
 }
@@ -79,8 +89,10 @@ void ValueDetector::on_finish(const Engine& engine) {
     for (std::size_t i = 0; i < check.replicas.size(); ++i) values.push_back(engine.read(watched_[base + i].rank, watched_[base + i].range));
     // Replicas by the value they hold, in replica order: one divergence per value other than
     // the first replica's, between the first replica and the first holder of that value.
+    const bool all_agree = std::all_of(values.begin() + 1, values.end(),
+                                       [&](const std::vector<float>& v) { return first_difference(values[0], v) < 0; });
     std::vector<std::vector<std::size_t>> classes;
-    for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t i = 0; i < values.size() && !all_agree; ++i) {
       auto it = std::find_if(classes.begin(), classes.end(),
                              [&](const auto& c) { return first_difference(values[c.front()], values[i]) < 0; });
       if (it == classes.end()) classes.push_back({i});

@@ -37,9 +37,11 @@ class ValueDetector final : public Detector {
   std::vector<std::string> describe(const ReplicaCheck& check, const std::vector<const Watched*>& replicas) const;
 
   const Scenario& scenario_;
-  std::vector<Watched> watched_;                         // every check's replicas, in order
-  std::vector<std::size_t> first_buffer_;                // by rank: its buffer 0 in watching_
-  std::vector<std::vector<std::size_t>> watching_;       // by (rank, buffer): indices into watched_
+  std::vector<Watched> watched_;              // every check's replicas, in order
+  std::vector<std::uint32_t> first_buffer_;   // by rank: the index of its buffer 0
+  // Indices into watched_ by buffer, flattened (on_access runs on every access): those of
+  // buffer b are watch_list_[watch_begin_[b] .. watch_begin_[b + 1]).
+  std::vector<std::uint32_t> watch_begin_, watch_list_;
   std::vector<Hazard> hazards_;
 };
 
