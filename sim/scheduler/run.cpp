@@ -44,7 +44,10 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
   std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario);
   for (auto& detector : detectors) engine.add_observer(detector.get());
 
-  const std::size_t max_steps = effective_step_cap(scenario, options);
+  // The derived cap is at least step_cap_slack, so it is only worked out (a pass over every
+  // op) once a run gets that long: short runs never pay for it.
+  std::size_t max_steps = options.max_steps > 0 ? options.max_steps : step_cap_slack;
+  bool cap_known = options.max_steps > 0;
   // The clock is read once every this many steps: a run of a big scenario still ends soon
   // after its deadline, and small runs pay one branch per step.
   constexpr std::size_t clock_every_steps = 4096;
@@ -56,6 +59,10 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
       result.outcome = engine.done() ? RunOutcome::finished : RunOutcome::stuck;
       if (result.outcome == RunOutcome::stuck) result.stuck = engine.stuck();
       break;
+    }
+    if (result.step_count >= max_steps && !cap_known) {
+      max_steps = step_cap(scenario);
+      cap_known = true;
     }
     if (result.step_count >= max_steps) {
       result.outcome = RunOutcome::step_limit;
@@ -106,7 +113,9 @@ std::uint64_t expected_steps(const Scenario& scenario) {
   return steps;
 }
 
-std::size_t step_cap(const Scenario& scenario) { return static_cast<std::size_t>(2 * expected_steps(scenario) + 1024); }
+std::size_t step_cap(const Scenario& scenario) {
+  return static_cast<std::size_t>(2 * expected_steps(scenario) + step_cap_slack);
+}
 
 std::size_t effective_step_cap(const Scenario& scenario, const RunOptions& options) {
   return options.max_steps > 0 ? options.max_steps : step_cap(scenario);

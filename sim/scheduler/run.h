@@ -67,8 +67,9 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
 std::uint64_t expected_steps(const Scenario& scenario);
 
 /// The step cap a run of `scenario` gets when none is given: twice expected_steps plus
-/// slack, so it scales with the scenario and no finished or stuck run can reach it.
+/// step_cap_slack, so it scales with the scenario and no finished or stuck run can reach it.
 std::size_t step_cap(const Scenario& scenario);
+inline constexpr std::size_t step_cap_slack = 1024;
 /// `options.max_steps`, or step_cap(scenario) when it is 0.
 std::size_t effective_step_cap(const Scenario& scenario, const RunOptions& options);
 
