@@ -285,8 +285,9 @@ class ReplayReport:
 
 
 def read_replay_report(done: Completed) -> ReplayReport:
-    """The report of a `replay --json` run that exited 0 (clean) or 1 (hazard)."""
-    if done.returncode not in (0, 1):
+    """The report of a `replay --json` run that exited 0 (no hazard), 1 (hazard) or 4 (no hazard,
+    but the recorded run ended at its step cap: inconclusive)."""
+    if done.returncode not in REPORT_EXIT_CODES:
         raise ProgramError(describe_failure(done))
     try:
         doc = extract_json_object(done.stdout)
@@ -298,6 +299,8 @@ def read_replay_report(done: Completed) -> ReplayReport:
         raise ProgramError(f"unreadable replay report ({err}) from {done.command_line()}") \
             from None
     steps = doc.get("steps")
-    return ReplayReport(verdict="hazard" if done.returncode == 1 or hazards else "clean",
+    verdict = "hazard" if done.returncode == 1 or hazards else \
+        "inconclusive" if done.returncode == 4 else "no_hazard_found"
+    return ReplayReport(verdict=verdict,
                         hazards=hazards, steps=steps if isinstance(steps, int) else None,
                         outcome=str(doc.get("outcome", "")))

@@ -13,7 +13,7 @@ import json
 import pathlib
 
 from . import program
-from .errors import EXIT_CLEAN, EXIT_HAZARD, InputError, ProgramError
+from .errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE, InputError, ProgramError
 
 HELP = __doc__.split("\n", 1)[1]
 SHOWN_HAZARDS = 5
@@ -133,4 +133,6 @@ def run(args) -> int:
         else:
             print("  shrunk trace:   (none: the trace shows no hazard)")
         print(f"  perfetto:       {perfetto} (open in ui.perfetto.dev or chrome://tracing)")
-    return EXIT_HAZARD if replayed.verdict == "hazard" else EXIT_CLEAN
+    if replayed.verdict == "hazard":
+        return EXIT_HAZARD
+    return EXIT_INCONCLUSIVE if replayed.verdict == "inconclusive" else EXIT_CLEAN
