@@ -11,6 +11,7 @@
 #include "cli/verdict_report.h"
 #include "cuda/placement.h"
 #include "scheduler/reproduce.h"
+#include "scheduler/strategy_table.h"
 #include "util/check.h"
 
 namespace amaxcheck::cli {
@@ -43,7 +44,7 @@ struct CheckArgs {
 sched::ExploreOptions explore_options(const CheckArgs& args) {
   sched::ExploreOptions o;
   if (!sched::parse_strategy_kind(args.strategy, o.strategy)) {
-    throw InputError(fmt::format("--strategy: expected random|pct|exhaustive|timed, got \"{}\"", args.strategy));
+    throw InputError(fmt::format("--strategy: expected {}, got \"{}\"", sched::strategy_choices(), args.strategy));
   }
   o.seed = args.seed;
   o.runs = args.runs;
@@ -63,7 +64,9 @@ sched::ExploreOptions explore_options(const CheckArgs& args) {
   o.run.max_steps = args.max_steps;
   if (args.time_budget_s < 0) throw InputError("--time-budget: expected seconds >= 0 (0 = none)");
   if (args.time_budget_s > 0) o.time_budget_s = args.time_budget_s;
-  if (!args.no_progress) o.progress = stderr_progress(o.strategy == sched::StrategyKind::exhaustive ? "schedules" : "runs");
+  if (!args.no_progress) {
+    o.progress = stderr_progress(sched::coverage_of(o.strategy) == sched::Coverage::exhaustive ? "schedules" : "runs");
+  }
   return o;
 }
 
@@ -156,7 +159,11 @@ void register_check(CLI::App& app) {
                "input, 3 internal error, 4 inconclusive)");
   sub->footer(exit_codes_help);
   args->target.add_options(*sub);
-  sub->add_option("--strategy", args->strategy, "random | pct | exhaustive | timed")->capture_default_str();
+  std::string strategy_help = sched::strategy_choices();
+  for (const sched::StrategyEntry& entry : sched::strategy_table()) {
+    strategy_help += fmt::format("\n  {}: {}", entry.name, entry.help);
+  }
+  sub->add_option("--strategy", args->strategy, strategy_help)->capture_default_str();
   sub->add_option("--seed", args->seed, "exploration seed")->capture_default_str();
   sub->add_option("--runs", args->runs, "runs for random and pct")->capture_default_str();
   sub->add_option("--depth", args->depth, "PCT bug depth d")->capture_default_str();

@@ -7,38 +7,21 @@
 #include <mutex>
 #include <thread>
 
-#include "scheduler/pct_strategy.h"
 #include "scheduler/prng.h"
-#include "scheduler/random_strategy.h"
 #include "scheduler/replay_strategy.h"
+#include "scheduler/strategy_table.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {
 
-const char* to_string(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::random: return "random";
-    case StrategyKind::pct: return "pct";
-    case StrategyKind::exhaustive: return "exhaustive";
-    case StrategyKind::timed: return "timed";
-  }
-  return "?";
-}
+const char* to_string(StrategyKind kind) { return strategy_entry(kind).name; }
 
-Coverage coverage_of(StrategyKind kind) {
-  switch (kind) {
-    case StrategyKind::random:
-    case StrategyKind::pct: return Coverage::sampled;
-    case StrategyKind::exhaustive: return Coverage::exhaustive;
-    case StrategyKind::timed: return Coverage::timed;
-  }
-  return Coverage::sampled;
-}
+Coverage coverage_of(StrategyKind kind) { return strategy_entry(kind).coverage; }
 
 bool parse_strategy_kind(const std::string& text, StrategyKind& out) {
-  for (StrategyKind k : {StrategyKind::random, StrategyKind::pct, StrategyKind::exhaustive, StrategyKind::timed}) {
-    if (text == to_string(k)) {
-      out = k;
+  for (const StrategyEntry& entry : strategy_table()) {
+    if (text == entry.name) {
+      out = entry.kind;
       return true;
     }
   }
@@ -49,16 +32,9 @@ std::uint64_t run_seed(std::uint64_t seed, std::uint64_t index) { return mix_see
 
 std::unique_ptr<Strategy> make_run_strategy(const Scenario& scenario, const ExploreOptions& options,
                                             std::uint64_t index) {
-  switch (options.strategy) {
-    case StrategyKind::random: return std::make_unique<RandomStrategy>(run_seed(options.seed, index));
-    case StrategyKind::pct:
-      return std::make_unique<PctStrategy>(
-          PctOptions{run_seed(options.seed, index), options.pct_depth, expected_steps(scenario)});
-    case StrategyKind::timed: return std::make_unique<TimedStrategy>(scenario, options.cost);
-    case StrategyKind::exhaustive: break;
-  }
-  AMAX_CHECK(false, "make_run_strategy: the exhaustive search is one strategy for all runs");
-  return nullptr;
+  const StrategyEntry& entry = strategy_entry(options.strategy);
+  AMAX_CHECK(entry.make_run != nullptr, "make_run_strategy: the exhaustive search is one strategy for all runs");
+  return entry.make_run(scenario, options, index);
 }
 
 namespace {
@@ -110,7 +86,7 @@ FailingRun rerun(const Scenario& scenario, const ExploreOptions& options, const 
   std::unique_ptr<Strategy> strategy = make_run_strategy(scenario, options, index);
   FailingRun failing;
   failing.index = index;
-  failing.seed = options.strategy == StrategyKind::timed ? 0 : run_seed(options.seed, index);
+  failing.seed = coverage_of(options.strategy) == Coverage::timed ? 0 : run_seed(options.seed, index);
   failing.strategy = strategy->name();
   failing.parameters = strategy->parameters();
   RunOptions recorded = run_options;
@@ -298,11 +274,10 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   const Coverage coverage = coverage_of(options.strategy);
   ExploreClock clock(options.time_budget_s, options.progress, coverage == Coverage::sampled ? options.runs : 0);
   ExploreResult result;
-  switch (options.strategy) {
-    case StrategyKind::random:
-    case StrategyKind::pct: result = explore_sampled(scenario, options, clock); break;
-    case StrategyKind::exhaustive: result = explore_exhaustive(scenario, options, clock); break;
-    case StrategyKind::timed: result = explore_timed(scenario, options, clock); break;
+  switch (coverage) {
+    case Coverage::sampled: result = explore_sampled(scenario, options, clock); break;
+    case Coverage::exhaustive: result = explore_exhaustive(scenario, options, clock); break;
+    case Coverage::timed: result = explore_timed(scenario, options, clock); break;
   }
   result.coverage = coverage;
   result.step_cap = effective_step_cap(scenario, options.run);

@@ -1,5 +1,6 @@
 #pragma once
-/// Explorations: many runs of one scenario under one strategy.
+/// Explorations: many runs of one scenario under one strategy (strategy_table.h lists them;
+/// a strategy's Coverage picks the loop below).
 ///
 /// - random and pct: run i uses the seed mix_seed(seed, i), so every run is reproducible on
 ///   its own (`run_seed`), and `--jobs N` spreads runs over threads without changing any

@@ -62,7 +62,7 @@ RunResult replay_trace(const Scenario& scenario, const Trace& trace, const std::
 
 std::optional<std::string> check_determinism(const Scenario& scenario, const ExploreOptions& options,
                                              std::uint64_t index) {
-  AMAX_CHECK(options.strategy != StrategyKind::exhaustive, "check_determinism runs one seeded run");
+  AMAX_CHECK(coverage_of(options.strategy) != Coverage::exhaustive, "check_determinism runs one seeded run");
   auto trace_text = [&] {
     std::unique_ptr<Strategy> strategy = make_run_strategy(scenario, options, index);
     RunOptions run_options = options.run;
@@ -70,7 +70,7 @@ std::optional<std::string> check_determinism(const Scenario& scenario, const Exp
     RunResult run = run_once(scenario, *strategy, run_options);
     const TimedRun* timing = nullptr;
     if (auto* timed = dynamic_cast<TimedStrategy*>(strategy.get())) timing = &timed->timing();
-    FailingRun as_run{index, options.strategy == StrategyKind::timed ? 0 : run_seed(options.seed, index),
+    FailingRun as_run{index, coverage_of(options.strategy) == Coverage::timed ? 0 : run_seed(options.seed, index),
                       strategy->name(), strategy->parameters(), std::move(run)};
     return trace_to_jsonl(failure_trace(scenario, options, as_run, timing));
   };
