@@ -31,8 +31,8 @@ std::string proof_coverage(const sched::ExploreResult& result, const sched::Expl
                           ? fmt::format("preemption bound {} (it skipped no branch)", *search.preemption_bound)
                           : std::string("no preemption bound");
   return fmt::format(
-      "proven: every schedule of the scenario as given, {} ({} explored), {}; every run ended within the step cap "
-      "of {} steps",
+      "proven: every schedule of the scenario as given, {}: {} schedules explored, {}, every run ended within the "
+      "step cap of {} steps",
       search.reduction ? "up to equivalence (partial-order reduction)" : "every interleaving (no reduction)",
       result.exhaustive ? result.exhaustive->explored : result.runs, bound, result.step_cap);
 }
