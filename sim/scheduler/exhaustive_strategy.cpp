@@ -6,28 +6,6 @@
 #include "util/check.h"
 
 namespace amaxcheck::sched {
-namespace {
-
-/// happens-before sets of a run's steps, as bitsets over step indices.
-class HappensBefore {
- public:
-  explicit HappensBefore(std::size_t steps) : words_((steps + 63) / 64), bits_(steps * words_, 0) {}
-  bool get(std::size_t later, std::size_t earlier) const {
-    return (bits_[later * words_ + earlier / 64] >> (earlier % 64)) & 1U;
-  }
-  /// later gains earlier and everything before earlier.
-  void add(std::size_t later, std::size_t earlier) {
-    bits_[later * words_ + earlier / 64] |= std::uint64_t{1} << (earlier % 64);
-    for (std::size_t w = 0; w < words_; ++w) bits_[later * words_ + w] |= bits_[earlier * words_ + w];
-  }
-
- private:
-  std::size_t words_;
-  std::vector<std::uint64_t> bits_;
-};
-
-}  // namespace
-
 ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options) : options_(options) {}
 
 nlohmann::ordered_json ExhaustiveSearch::parameters() const {
@@ -115,6 +93,7 @@ std::size_t ExhaustiveSearch::pick(ChoiceKind, std::span<const Action> options) 
   }
   if (!chosen) {
     aborted_ = true;
+    last_enabled_ = node.actors;
     for (std::size_t i = 0; i < options.size(); ++i) bound_abort_ = bound_abort_ || !(options_.reduction && asleep(node, i));
     if (bound_abort_) ++stats_.bound_skipped;
     return stop;
@@ -134,6 +113,10 @@ void ExhaustiveSearch::on_step(const Step& step) {
   Node& node = stack_[depth_];
   AMAX_CHECK(actor_key(step.action) == node.actors[node.chosen], "exhaustive search: the step is not the pick");
   node.touches[node.chosen] = step.touches;
+  if (options_.mutant == ReductionMutant::reads_commute) std::erase_if(node.touches[node.chosen], [](const Touch& t) { return !t.write; });
+  if (options_.mutant == ReductionMutant::ignore_disabling) {
+    for (Touch& t : node.touches[node.chosen]) t.disables = false;
+  }
   ++depth_;
 }
 
@@ -147,50 +130,66 @@ bool ExhaustiveSearch::begin_run() {
   started_ = true;
   depth_ = 0;
   aborted_ = false;
+  last_enabled_.clear();
   bound_abort_ = false;
   return true;
 }
 
 void ExhaustiveSearch::add_backtrack_points_for_races() {
-  const std::size_t steps = stack_.size();
-  HappensBefore hb(steps);
-  auto actor_at = [&](std::size_t i) { return stack_[i].actors[stack_[i].chosen]; };
-  auto touches_at = [&](std::size_t i) -> const std::vector<Touch>& { return stack_[i].touches[stack_[i].chosen]; };
-  for (std::size_t j = 0; j < steps; ++j) {
-    for (std::size_t i = j; i-- > 0;) {
-      if (hb.get(j, i) || !dependent(actor_at(i), touches_at(i), actor_at(j), touches_at(j))) continue;
-      hb.add(j, i);
-      // i is an immediate dependent predecessor of j: a race when the actors differ and the
-      // race is new in this run.
-      if (j < first_new_ || actor_at(i) == actor_at(j)) continue;
-      // v = notdep(i).j: the steps after i that do not happen after i, then j.
-      std::vector<std::size_t> v;
-      for (std::size_t k = i + 1; k < j; ++k) {
-        if (!hb.get(k, i)) v.push_back(k);
-      }
-      v.push_back(j);
-      std::vector<std::uint64_t> initials;
-      for (std::size_t x = 0; x < v.size(); ++x) {
-        bool has_predecessor = false;
-        for (std::size_t y = 0; y < x && !has_predecessor; ++y) has_predecessor = hb.get(v[x], v[y]);
-        if (!has_predecessor) initials.push_back(actor_at(v[x]));
-      }
-      Node& node = stack_[i];
-      auto is_initial = [&](std::size_t o) {
-        return std::find(initials.begin(), initials.end(), node.actors[o]) != initials.end();
+  // Steps before first_new_ are the previous run's and so are their races; only the new
+  // steps' clocks and races are computed.
+  clocks_.truncate(first_new_);
+  std::vector<std::size_t> races;
+  std::vector<std::uint32_t> first_in_v;
+  std::vector<std::uint32_t> initials;  // actor ids
+  for (std::size_t j = clocks_.size(); j < stack_.size(); ++j) {
+    const Node& at = stack_[j];
+    races.clear();
+    clocks_.push(at.actors[at.chosen], at.touches[at.chosen], races);
+    for (const std::size_t i : races) {
+      // v = notdep(i).j: the steps after i that do not happen after i, then j. Its initials are
+      // the steps with no predecessor in v; per actor, the first step of v is enough to tell.
+      first_in_v.assign(clocks_.actor_count(), 0);
+      initials.clear();
+      auto visit = [&](std::size_t k) {
+        const std::uint32_t a = clocks_.actor_of(k);
+        if (!clocks_.has_predecessor_in(k, first_in_v)) initials.push_back(a);
+        if (first_in_v[a] == 0) first_in_v[a] = clocks_.count_of(k);
       };
+      for (std::size_t k = i + 1; k < j; ++k) {
+        if (!clocks_.happens_before(i, k)) visit(k);
+      }
+      visit(j);
+      Node& node = stack_[i];
+      const std::uint32_t racing = clocks_.actor_of(j);
       bool covered = false;
       std::optional<std::size_t> candidate;
       for (std::size_t o = 0; o < node.options.size(); ++o) {
-        if (!is_initial(o)) continue;
+        const std::uint32_t a = clocks_.actor_id(node.actors[o]);
+        if (std::find(initials.begin(), initials.end(), a) == initials.end()) continue;
         covered = covered || node.backtrack[o];
         // Prefer the racing actor itself (the plain reversal), else the first initial.
-        if (!candidate || node.actors[o] == actor_at(j)) candidate = o;
+        if (!candidate || a == racing) candidate = o;
       }
       if (covered || !candidate) continue;  // already scheduled, or not reversible here
       node.backtrack[*candidate] = 1;
       ++stats_.races;
     }
+  }
+}
+
+void ExhaustiveSearch::expand_where_a_step_disables_another() {
+  for (std::size_t i = first_new_; i < stack_.size(); ++i) {
+    Node& node = stack_[i];
+    const std::vector<std::uint64_t>& after = i + 1 < stack_.size() ? stack_[i + 1].actors : last_enabled_;
+    // A write that may disable another thread's synchronization matters here only when the run
+    // got stuck: a synchronization that ran raced with it (path_clocks.h).
+    const std::vector<Touch>& touches = node.touches[node.chosen];
+    bool disables = stuck_ && std::any_of(touches.begin(), touches.end(), [](const Touch& t) { return t.write && t.disables; });
+    for (std::size_t o = 0; o < node.options.size() && !disables; ++o) {
+      disables = o != node.chosen && std::find(after.begin(), after.end(), node.actors[o]) == after.end();
+    }
+    if (disables && options_.mutant != ReductionMutant::ignore_disabling) std::fill(node.backtrack.begin(), node.backtrack.end(), 1);
   }
 }
 
@@ -218,12 +217,16 @@ bool ExhaustiveSearch::advance_to_next_branch() {
   return false;
 }
 
-void ExhaustiveSearch::end_run() {
+void ExhaustiveSearch::end_run(bool stuck) {
+  stuck_ = stuck;
   AMAX_CHECK(started_, "end_run without begin_run");
   AMAX_CHECK(depth_ == stack_.size(), "exhaustive search: the run ended between a pick and its step");
   if (!aborted_) ++stats_.explored;
   else if (!bound_abort_) ++stats_.sleep_blocked;
-  if (options_.reduction) add_backtrack_points_for_races();
+  if (options_.reduction) {
+    add_backtrack_points_for_races();
+    expand_where_a_step_disables_another();
+  }
   started_ = false;
   if (!advance_to_next_branch()) {
     finished_ = true;

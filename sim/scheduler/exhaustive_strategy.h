@@ -12,9 +12,15 @@
 ///   continuation, so the search explores exactly one complete run per equivalence class
 ///   (Mazurkiewicz trace); runs in which every enabled actor sleeps are abandoned and counted
 ///   as `sleep_blocked` (the reduction's overhead).
-/// Dependence is `dependent()` over Step::touches and actor_key (see dependence.h). An actor
-/// whose action is no longer enabled leaves the sleep set (a conservative guard for actions
-/// that one step disables).
+/// Dependence is `dependent()` over Step::touches and actor_key (see dependence.h); happens-
+/// before and races are kept incrementally over the path (path_clocks.h), and races that can
+/// never be reversed (Touch::needs) add nothing. A step can also disable another actor's
+/// action (a host thread's issue onto a stream another thread is synchronizing): the disabled
+/// action may then never run. A synchronization that does run races with every such step not
+/// ordered before its thread's previous step (Touch::disables on the read); when the run got
+/// stuck, the states before such steps are expanded fully instead, and so are states whose
+/// step disabled an action that was enabled. An actor whose action is no longer enabled leaves
+/// the sleep set.
 ///
 /// Without reduction every enabled action is a backtrack point: the search visits every
 /// interleaving (the naive count). An optional preemption bound (a preemption is switching
@@ -27,14 +33,24 @@
 #include <optional>
 #include <vector>
 
+#include "scheduler/path_clocks.h"
 #include "scheduler/strategy.h"
 
 namespace amaxcheck::sched {
+
+/// Deliberately unsound reductions, so the differential property (property_tests/) can show
+/// that it notices one. Never set outside tests.
+enum class ReductionMutant : std::uint8_t {
+  none,
+  reads_commute,     ///< drops a dependence case: a read and a write of one object commute
+  ignore_disabling,  ///< does not expand where a step may disable a host synchronization
+};
 
 struct ExhaustiveOptions {
   bool reduction = true;
   std::optional<std::uint32_t> preemption_bound;
   std::optional<std::uint64_t> max_schedules;  ///< cap on complete runs explored
+  ReductionMutant mutant = ReductionMutant::none;
 };
 
 struct ExhaustiveStats {
@@ -59,8 +75,10 @@ class ExhaustiveSearch final : public Strategy {
 
   /// Prepares the next schedule; false when the search is over.
   bool begin_run();
-  /// Closes the run that just ended and chooses the next branch point.
-  void end_run();
+  /// Closes the run that just ended and chooses the next branch point. `stuck`: the run ended
+  /// with work left (a host synchronization may be blocked for good, see
+  /// expand_where_a_step_disables_another).
+  void end_run(bool stuck = false);
   const ExhaustiveStats& stats() const { return stats_; }
 
  private:
@@ -86,14 +104,18 @@ class ExhaustiveSearch final : public Strategy {
   std::vector<SleepEntry> child_sleep(const Node& parent, std::span<const std::uint64_t> enabled) const;
   Node make_node(std::span<const Action> options) const;
   void add_backtrack_points_for_races();
+  void expand_where_a_step_disables_another();
   bool advance_to_next_branch();
 
   ExhaustiveOptions options_;
   ExhaustiveStats stats_;
   std::vector<Node> stack_;
+  PathClocks clocks_;  ///< happens-before over the path, shared between runs up to first_new_
   std::size_t depth_ = 0;
   std::size_t first_new_ = 0;  ///< first path index whose step is new in this run
   bool aborted_ = false;      ///< pick() returned stop in this run
+  std::vector<std::uint64_t> last_enabled_;  ///< actors enabled where the run ended (empty: none)
+  bool stuck_ = false;                       ///< the run ended with work left
   bool bound_abort_ = false;  ///< ... because of the preemption bound, not sleep sets
   bool finished_ = false;
   bool started_ = false;

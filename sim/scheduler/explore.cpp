@@ -214,7 +214,7 @@ ExploreResult explore_exhaustive(const Scenario& scenario, const ExploreOptions&
       result.cut_short.time_budget = true;
       break;
     }
-    search.end_run();
+    search.end_run(run.outcome == RunOutcome::stuck);
     clock.ran(++schedules);
     if (run.outcome == RunOutcome::stopped) continue;  // abandoned: covered by another run
     const std::uint64_t index = result.runs;

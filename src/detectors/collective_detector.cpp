@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "detectors/participant.h"
 
 namespace amaxcheck {
@@ -44,28 +46,39 @@ void CollectiveDetector::on_issue(const IssueEvent& event) {
 }
 
 void CollectiveDetector::check_match(const IssueEvent& event) {
-  const Op& op = *event.site.op;
-  const auto key = std::make_pair(op.comm, event.seq);
-  auto [it, first] = first_issue_.try_emplace(key, event.site);
-  if (first || mismatch_reported_[key]) return;
-  const Op& other = *it->second.op;
-  std::string why;
-  if (!same_signature(other, op)) {
-    why = mismatch_category(other, op);
-  } else {
-    const auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };
-    if (count(other.writes) != count(op.writes)) why = "size mismatch";
+  auto& sites = issues_[{event.site.op->comm, event.seq}];
+  // Kept in rank order: the report compares the lowest-ranked member with the lowest-ranked one
+  // that disagrees, whichever issued first, so that every schedule that issues the same ops
+  // reports the same pair (partial-order reduction runs one schedule of each class).
+  auto at = std::find_if(sites.begin(), sites.end(), [&](const OpSite& s) { return s.ref.rank > event.site.ref.rank; });
+  sites.insert(at, event.site);
+}
+
+void CollectiveDetector::report_mismatches() {
+  for (const auto& [key, sites] : issues_) {
+    const OpSite& first = sites.front();
+    const Op& other = *first.op;
+    for (std::size_t i = 1; i < sites.size(); ++i) {
+      const Op& op = *sites[i].op;
+      std::string why;
+      if (!same_signature(other, op)) {
+        why = mismatch_category(other, op);
+      } else {
+        const auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };
+        if (count(other.writes) != count(op.writes)) why = "size mismatch";
+      }
+      if (why.empty()) continue;
+      Hazard h;
+      h.kind = HazardKind::collective_mismatch;
+      h.subject = "comm " + scenario_.comms[key.first].name;
+      h.summary = fmt::format("{} on comm {} collective #{}: rank {} issued {} ({}) but rank {} issued {} ({})", why,
+                              scenario_.comms[key.first].name, key.second, first.ref.rank, other.name, signature(other),
+                              sites[i].ref.rank, op.name, signature(op));
+      h.participants = {participant_at(first), participant_at(sites[i])};
+      hazards_.push_back(std::move(h));
+      break;  // one report per collective
+    }
   }
-  if (why.empty()) return;
-  mismatch_reported_[key] = true;
-  Hazard h;
-  h.kind = HazardKind::collective_mismatch;
-  h.subject = "comm " + scenario_.comms[op.comm].name;
-  h.summary = fmt::format("{} on comm {} collective #{}: rank {} issued {} ({}) but rank {} issued {} ({})", why,
-                          scenario_.comms[op.comm].name, event.seq, it->second.ref.rank, other.name, signature(other),
-                          event.site.ref.rank, op.name, signature(op));
-  h.participants = {participant_at(it->second), participant_at(event.site)};
-  hazards_.push_back(std::move(h));
 }
 
 void CollectiveDetector::check_order(const IssueEvent& event) {
@@ -90,6 +103,7 @@ void CollectiveDetector::check_order(const IssueEvent& event) {
 }
 
 void CollectiveDetector::on_finish(const Engine&) {
+  report_mismatches();
   for (CommId c = 0; c < scenario_.comms.size(); ++c) {
     const Communicator& comm = scenario_.comms[c];
     std::uint64_t most = 0;
@@ -107,11 +121,12 @@ void CollectiveDetector::on_finish(const Engine&) {
     Hazard h;
     h.kind = HazardKind::unjoined_collective;
     h.subject = "comm " + comm.name;
-    auto it = first_issue_.find({c, first_missing_seq});
+    auto it = issues_.find({c, first_missing_seq});
+    const OpSite* issued = it == issues_.end() ? nullptr : &it->second.front();  // the lowest-ranked issuer
     h.summary = fmt::format("rank(s) {} never issued collective #{} on comm {}{}", fmt::join(missing, ", "),
                             first_missing_seq, comm.name,
-                            it == first_issue_.end() ? "" : fmt::format(" ({} issued by rank {})", it->second.op->name, it->second.ref.rank));
-    if (it != first_issue_.end()) h.participants.push_back(participant_at(it->second));
+                            issued ? fmt::format(" ({} issued by rank {})", issued->op->name, issued->ref.rank) : "");
+    if (issued) h.participants.push_back(participant_at(*issued));
     for (RankId r : missing) h.participants.push_back(Participant{r, "", {r, 0, 0}, "(never issued)", "", 0});
     hazards_.push_back(std::move(h));
   }

@@ -1,7 +1,8 @@
 #pragma once
 /// Collective agreement. For every communicator and sequence number:
 /// - the members' matched ops agree on kind, element count, dtype, reduction op and root
-///   (Flight Recorder's categories: type, size, dtype mismatch);
+///   (Flight Recorder's categories: type, size, dtype mismatch), reported at the end of the run
+///   for the lowest-ranked member and the lowest-ranked one that disagrees with it;
 /// - every member issues it (else: ranks not joining);
 /// - predictive ordering: two collectives a rank issues on one communicator from host threads
 ///   with no happens-before between them are an ordering hazard, even when this run issued them
@@ -30,11 +31,13 @@ class CollectiveDetector final : public Detector {
     OpSite site;
   };
   void check_match(const IssueEvent& event);
+  void report_mismatches();
   void check_order(const IssueEvent& event);
 
   const Scenario& scenario_;
-  std::map<std::pair<CommId, std::uint64_t>, OpSite> first_issue_;  ///< (comm, seq) -> first member's op
-  std::map<std::pair<CommId, std::uint64_t>, bool> mismatch_reported_;
+  /// (comm, seq) -> the members' ops, in rank order. Reports read them at the end of the run, so
+  /// they do not depend on which member issued first.
+  std::map<std::pair<CommId, std::uint64_t>, std::vector<OpSite>> issues_;
   std::map<std::pair<RankId, CommId>, LastIssue> last_issue_;
   std::map<std::pair<RankId, CommId>, std::uint64_t> issued_;
   std::vector<Hazard> hazards_;

@@ -34,6 +34,15 @@ struct Action {
 struct Touch {
   std::uint64_t object = 0;
   bool write = false;
+  /// The action could not have been enabled before the object's last write (an op's own issue,
+  /// the record a wait waits for, the joins a completion waits for, ...): swapping the two can
+  /// never give another schedule, so the search need not try.
+  bool needs = false;
+  /// This write may disable another host thread's pending synchronization (an issue onto a
+  /// stream, or a record of an event, that another thread of the rank synchronizes on). The
+  /// synchronization may then never run, so no race shows the order in which it would have
+  /// run first; the search explores every action at this step instead.
+  bool disables = false;
 };
 
 /// Stable identity of the actor that performs `action` (a host thread, a stream, or a comm).

@@ -30,6 +30,24 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
       st.streams.push_back(StreamState{next++, {}, root});
     }
+    auto& op_base_of_rank = op_base.emplace_back();
+    std::uint32_t ops = 0;
+    for (const Thread& t : rank.threads) {
+      op_base_of_rank.push_back(ops);
+      ops += static_cast<std::uint32_t>(t.program.size());
+    }
+    auto& by_stream = stream_syncers.emplace_back(rank.streams.size(), 0);
+    auto& by_event = event_syncers.emplace_back(rank.events.size(), 0);
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) {
+      const std::uint64_t bit = std::uint64_t{1} << std::min<std::size_t>(t, 63);
+      for (const Op& op : rank.threads[t].program) {
+        if (op.kind == OpKind::stream_synchronize) by_stream.at(op.stream) |= bit;
+        if (op.kind == OpKind::device_synchronize) {
+          for (auto& syncers : by_stream) syncers |= bit;
+        }
+        if (op.kind == OpKind::event_synchronize) by_event.at(op.event) |= bit;
+      }
+    }
     st.latest_record.resize(rank.events.size());
     st.comm_issued.resize(s.comms.size(), 0);
     st.comm_completed.resize(s.comms.size(), 0);

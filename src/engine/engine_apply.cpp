@@ -15,8 +15,29 @@ struct Applier {
   Engine::State& st;
   Step& step;
 
-  void touch(ObjectType type, std::uint32_t rank, std::uint32_t index, bool write) {
-    if (st.options.step_detail.touches) step.touches.push_back({object_key(type, rank, index), write});
+  void touch(ObjectType type, std::uint32_t rank, std::uint32_t index, bool write, bool needs = false) {
+    if (st.options.step_detail.touches) step.touches.push_back({object_key(type, rank, index), write, needs});
+  }
+  void touch_key(std::uint64_t key, bool write, bool needs = false) {
+    if (st.options.step_detail.touches) step.touches.push_back({key, write, needs});
+  }
+  /// Whether a thread other than `thread` of rank `r` synchronizes on one of `syncers`.
+  static bool others_sync(std::uint64_t syncers, ThreadId thread) {
+    return (syncers & ~(std::uint64_t{1} << std::min<ThreadId>(thread, 63))) != 0;
+  }
+  void touch_disabling(ObjectType type, RankId r, std::uint32_t index, bool disables) {
+    if (st.options.step_detail.touches) step.touches.push_back({object_key(type, r, index), true, false, disables});
+  }
+  /// The queued_op object of one op (its ordinal on the rank).
+  std::uint64_t op_key(const OpRef& ref) const {
+    return object_key(ObjectType::queued_op, ref.rank, st.op_base[ref.rank][ref.thread] + ref.index);
+  }
+  /// Host synchronization reads a stream's head and tail: it waits for the stream to drain (the
+  /// last write of its head, if any, is the step that drained it) and takes its clock.
+  void touch_stream_drained(RankId r, StreamId k) {
+    touch(ObjectType::stream, r, k, false, true);
+    // An issue by another thread can take the drained state away again (Touch::disables).
+    if (st.options.step_detail.touches) step.touches.push_back({object_key(ObjectType::stream_tail, r, k), false, false, true});
   }
   void touch_buffers(RankId r, const Op& op) {
     if (!st.options.step_detail.touches) return;
@@ -56,19 +77,22 @@ struct Applier {
       host_effect(a.rank, thread, op);
     } else {
       QueuedOp q{ref, &op, thread.clock, nullptr, 0, st.step, false};
-      touch(ObjectType::stream, a.rank, op.stream, true);
+      // Appending at the tail commutes with running the head; the op itself is the object
+      // that orders this issue before its own execute / join (see dependence.h).
+      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, others_sync(st.stream_syncers[a.rank][op.stream], a.lane));
+      touch_key(op_key(ref), true);
       if (op.kind == OpKind::event_record) {
-        q.record = std::make_shared<RecordState>(RecordState{false, a.rank, op.stream, {}});
+        q.record = std::make_shared<RecordState>(RecordState{op_key(ref), false, a.rank, op.stream, {}});
         rank.latest_record[op.event] = q.record;
-        touch(ObjectType::event, a.rank, op.event, true);
+        touch_disabling(ObjectType::event, a.rank, op.event, others_sync(st.event_syncers[a.rank][op.event], a.lane));
       } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
         q.record = rank.latest_record[op.event];
         touch(ObjectType::event, a.rank, op.event, false);
       } else if (is_collective(op.kind)) {
         seq = q.seq = rank.comm_issued[op.comm]++;
         rank.uncompleted.emplace_back(op.comm, q.seq);
-        touch(ObjectType::comm_rank, a.rank, op.comm, true);
-        touch(ObjectType::launch_order, a.rank, 0, true);
+        touch(ObjectType::comm_issue, a.rank, op.comm, true);
+        touch(ObjectType::launch_tail, a.rank, 0, true);
         step.collective = true;
         step.comm = op.comm;
         step.seq = seq;
@@ -84,16 +108,20 @@ struct Applier {
     switch (op.kind) {
       case OpKind::stream_synchronize:
         thread.clock.join(rank.streams[op.stream].clock);
-        touch(ObjectType::stream, r, op.stream, false);
+        touch_stream_drained(r, op.stream);
         break;
       case OpKind::event_synchronize:
-        if (const auto& rec = rank.latest_record[op.event]) thread.clock.join(rec->clock);
-        touch(ObjectType::event, r, op.event, false);
+        // A record issued by another thread can make the event pending again (Touch::disables).
+        if (st.options.step_detail.touches) step.touches.push_back({object_key(ObjectType::event, r, op.event), false, false, true});
+        if (const auto& rec = rank.latest_record[op.event]) {
+          thread.clock.join(rec->clock);
+          touch_key(rec->op_key, false, true);  // waited for the record's execute
+        }
         break;
       case OpKind::device_synchronize:
         for (StreamId k = 0; k < rank.streams.size(); ++k) {
           thread.clock.join(rank.streams[k].clock);
-          touch(ObjectType::stream, r, k, false);
+          touch_stream_drained(r, k);
         }
         break;
       case OpKind::host_signal:
@@ -119,16 +147,16 @@ struct Applier {
     step.op = q.ref;
     name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
+    touch_key(op_key(q.ref), true, true);  // after its issue; for a record, this is its done flag and clock
     switch (op.kind) {
       case OpKind::event_record:
         q.record->done = true;
         q.record->clock = stream.clock;
-        touch(ObjectType::event, a.rank, op.event, true);
         break;
       case OpKind::stream_wait_event:
       case OpKind::work_wait:
         if (q.record && st.options.mutant != Mutant::ignore_event_waits) stream.clock.join(q.record->clock);
-        touch(ObjectType::event, a.rank, op.event, false);
+        if (q.record) touch_key(q.record->op_key, false, st.options.mutant != Mutant::ignore_event_waits);
         break;
       default:
         run_kernel(op, rank.buffers, st.options.mutant);
@@ -155,9 +183,12 @@ struct Applier {
     step.comm = op.comm;
     step.seq = q.seq;
     touch(ObjectType::stream, a.rank, a.lane, true);
-    touch(ObjectType::comm_rank, a.rank, op.comm, false);
-    touch(ObjectType::launch_order, a.rank, 0, false);
-    touch(ObjectType::rendezvous, 0, op.comm, true);
+    touch_key(op_key(q.ref), true, true);
+    // Joins after the previous collective on the communicator completed (the last write).
+    touch(ObjectType::comm_done, a.rank, op.comm, false, q.seq > 0 && st.options.mutant != Mutant::drop_comm_ordering);
+    if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, a.rank, 0, false);
+    // Only this member's slot: joins of one collective by different members commute.
+    touch(ObjectType::rendezvous, a.rank, op.comm, true);
     touch_buffers(a.rank, op);
     const Communicator& comm = st.scenario.comms[op.comm];
     const int member = member_index(comm, a.rank);
@@ -190,7 +221,10 @@ struct Applier {
     step.collective = true;
     step.comm = c;
     step.seq = seq;
-    touch(ObjectType::rendezvous, 0, c, true);
+    // Every member's slot, joined or not: a join may never be reordered across the completion
+    // it is (or, under complete_without_all_members, is not) part of.
+    const bool needs_all = st.options.mutant != Mutant::complete_without_all_members;
+    for (RankId member : st.scenario.comms[c].members) touch(ObjectType::rendezvous, member, c, true, needs_all);
     for (const Joined* m : members) {
       RankState& rank = st.ranks[m->rank];
       StreamState& stream = rank.streams[m->stream];
@@ -203,8 +237,11 @@ struct Applier {
       auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, seq));
       if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
       touch(ObjectType::stream, m->rank, m->stream, true);
-      touch(ObjectType::comm_rank, m->rank, c, true);
-      touch(ObjectType::launch_order, m->rank, 0, true);
+      touch_key(op_key(m->ref), true);
+      touch(ObjectType::comm_done, m->rank, c, true);
+      // Only serialized joins read the launch order's front; under concurrent kernels the
+      // completions of different communicators commute.
+      if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, m->rank, 0, true);
       touch_buffers(m->rank, *m->op);
       record_written(m->rank, *m->op);
     }

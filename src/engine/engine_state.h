@@ -15,6 +15,7 @@ namespace amaxcheck {
 
 /// One cudaEventRecord: completes when its stream reaches it.
 struct RecordState {
+  std::uint64_t op_key = 0;  ///< the record op's object key (ObjectType::queued_op)
   bool done = false;
   RankId rank = 0;
   StreamId stream = 0;
@@ -83,6 +84,11 @@ struct Engine::State {
   std::vector<RankState> ranks;
   std::vector<CommState> comms;
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
+  std::vector<std::vector<std::uint32_t>> op_base;  ///< per rank, per thread: first op's ordinal on the rank
+  /// Per rank: which threads host-synchronize on each stream (stream_synchronize on it, or
+  /// device_synchronize) and on each event, as a bit per thread (threads beyond 64 share the
+  /// top bit, which only makes Touch::disables more often true).
+  std::vector<std::vector<std::uint64_t>> stream_syncers, event_syncers;
   std::size_t actor_count = 0;
   std::size_t step = 0;
   /// Enabled actions in canonical order, kept up to date step by step (refresh_rank /
@@ -106,8 +112,41 @@ void refresh_comm(Engine::State& st, CommId comm);
 /// Whether `action` is enabled now (without scanning the enabled list).
 bool is_enabled(const Engine::State& st, const Action& action);
 
-/// Object keys for partial-order reduction footprints.
-enum class ObjectType : std::uint64_t { thread = 1, stream, event, flag, comm_rank, rendezvous, launch_order, buffer };
+/// Object keys for partial-order reduction footprints (Step::touches). The dependence relation
+/// they induce, and why each case is exact, is written down in sim/scheduler/dependence.h.
+/// - thread:      a host thread's program counter and clock (its own issues);
+/// - stream:      a stream's head and clock (execute, join, complete pop or advance it; host
+///                synchronization reads it);
+/// - stream_tail: a stream's tail (issue appends there; host synchronization reads it, since a
+///                queued op makes the stream busy);
+/// - queued_op:   one op of a rank (index: its ordinal on the rank), queued by its issue and
+///                consumed by its execute / join / complete; an event record's completion
+///                state and clock live here too;
+/// - event:       which record an event names last (issue of a record writes it, issue of a
+///                wait and event synchronization read it);
+/// - flag:        a host flag's signals;
+/// - comm_issue:  a rank's count of collectives issued on a communicator (sequence numbers);
+/// - comm_done:   a rank's count of collectives completed on a communicator and the clock of
+///                the last one (join reads both);
+/// - rendezvous:  one member's slot in a communicator's pending rendezvous (rank: the member);
+/// - launch_tail: a rank's collective launch order, appended by collective issues;
+/// - launch_head: the same list's completions (complete removes; a join reads its front under
+///                serialized kernels);
+/// - buffer:      one buffer of a rank (kernels, joins and completes read and write them).
+enum class ObjectType : std::uint64_t {
+  thread = 1,
+  stream,
+  event,
+  flag,
+  comm_issue,
+  rendezvous,
+  launch_tail,
+  buffer,
+  stream_tail,
+  queued_op,
+  comm_done,
+  launch_head,
+};
 std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index);
 
 /// Whether two matched collectives agree on kind, counts, dtype, reduction op and root.

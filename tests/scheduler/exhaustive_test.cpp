@@ -63,7 +63,7 @@ Exploration explore_all(const Scenario& scenario, ExhaustiveOptions options) {
       ++out.complete_runs;
       out.classes.insert(trace_class(run));
     }
-    search.end_run();
+    search.end_run(run.outcome == RunOutcome::stuck);
   }
   out.stats = search.stats();
   return out;
@@ -111,6 +111,37 @@ TEST(Exhaustive, with_reduction_covers_every_class_of_a_scenario_with_collective
   EXPECT_LT(reduced.stats.explored, all.stats.explored);
   RecordProperty("naive", std::to_string(all.stats.explored));
   RecordProperty("classes", std::to_string(all.classes.size()));
+}
+
+std::uint64_t catalan(std::uint64_t n) { return factorial(2 * n) / (factorial(n + 1) * factorial(n)); }
+std::uint64_t power_of_two(std::uint64_t n) { return std::uint64_t{1} << n; }
+
+/// Explores `s` naively and reduced; checks the naive count and the class count against their
+/// closed forms, and that the reduced search explores each class of the naive one exactly once.
+void expect_counts(const Scenario& s, std::uint64_t interleavings, std::uint64_t classes) {
+  const Exploration all = explore_all(s, naive());
+  EXPECT_EQ(all.stats.explored, interleavings) << s.name << ": naive interleavings";
+  EXPECT_EQ(all.classes.size(), classes) << s.name << ": equivalence classes among the naive runs";
+  const Exploration reduced = explore_all(s, ExhaustiveOptions{});
+  EXPECT_EQ(reduced.stats.explored, classes) << s.name << ": one schedule per class";
+  EXPECT_EQ(reduced.classes, all.classes) << s.name << ": every class covered";
+  EXPECT_TRUE(reduced.stats.complete);
+}
+
+TEST(Exhaustive, independent_single_kernel_ranks_form_one_class) {
+  for (std::uint64_t k : {1u, 2u, 3u, 4u}) expect_counts(testing::single_kernels(static_cast<std::uint32_t>(k)), factorial(2 * k) / power_of_two(k), 1);
+}
+
+TEST(Exhaustive, issues_at_a_streams_tail_commute_with_executes_at_its_head) {
+  for (std::uint64_t n : {1u, 2u, 3u, 5u, 7u}) expect_counts(testing::stream_of_kernels(static_cast<std::uint32_t>(n)), catalan(n), 1);
+}
+
+TEST(Exhaustive, joins_of_one_collective_by_different_members_commute) {
+  for (std::uint64_t m : {2u, 3u, 4u}) expect_counts(testing::one_collective(static_cast<std::uint32_t>(m)), factorial(2 * m) / power_of_two(m), 1);
+}
+
+TEST(Exhaustive, classes_of_independent_ranks_multiply) {
+  for (std::uint64_t k : {1u, 2u, 3u, 4u}) expect_counts(testing::ranks_with_racing_signals(static_cast<std::uint32_t>(k)), factorial(2 * k), power_of_two(k));
 }
 
 TEST(Exhaustive, conflicting_threads_are_not_reduced) {

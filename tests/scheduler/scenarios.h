@@ -34,6 +34,61 @@ inline Scenario signalling_threads(std::uint32_t threads, std::uint32_t shared, 
   return b.build();
 }
 
+/// k ranks, each with one thread that queues one kernel on its own stream: an issue then an
+/// execute per rank. (2k)! / 2^k interleavings, one equivalence class.
+inline Scenario single_kernels(std::uint32_t ranks) {
+  ScenarioBuilder b("single_kernels");
+  for (std::uint32_t i = 0; i < ranks; ++i) {
+    const RankId r = b.rank();
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "compute");
+    const BufferId x = b.buffer(r, "x", 1);
+    b.op(r, t, ScenarioBuilder::fill(s, {x, 0, 1}, {1.0f}));
+  }
+  return b.build();
+}
+
+/// One thread queues n kernels on one stream, all writing one buffer. The stream runs its head
+/// while the thread appends at the tail: Catalan(n) interleavings (an op runs after its issue),
+/// one equivalence class.
+inline Scenario stream_of_kernels(std::uint32_t kernels) {
+  ScenarioBuilder b("stream_of_kernels");
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s = b.stream(r, "compute");
+  const BufferId x = b.buffer(r, "x", 1);
+  for (std::uint32_t k = 0; k < kernels; ++k) b.op(r, t, ScenarioBuilder::fill(s, {x, 0, 1}, {static_cast<float>(k)}));
+  return b.build();
+}
+
+/// m ranks issue one all-reduce each on one communicator: an issue and a join per rank, then
+/// the completion. (2m)! / 2^m interleavings, one equivalence class (joins commute).
+inline Scenario one_collective(std::uint32_t ranks) {
+  ScenarioBuilder b("one_collective");
+  std::vector<RankId> members;
+  for (std::uint32_t i = 0; i < ranks; ++i) members.push_back(b.rank());
+  const CommId comm = b.comm("dp", members);
+  for (RankId r : members) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId x = b.buffer(r, "x", 1, {static_cast<float>(r)});
+    b.op(r, t, ScenarioBuilder::all_reduce(s, comm, {x, 0, 1}, {x, 0, 1}));
+  }
+  return b.build();
+}
+
+/// k ranks, each with two threads that signal one flag of their rank once: (2k)! interleavings,
+/// 2^k equivalence classes (the two signals of a rank conflict; ranks are independent).
+inline Scenario ranks_with_racing_signals(std::uint32_t ranks) {
+  ScenarioBuilder b("ranks_with_racing_signals");
+  for (std::uint32_t i = 0; i < ranks; ++i) {
+    const RankId r = b.rank();
+    b.flag(r, "flag");
+    for (const char* name : {"a", "b"}) b.op(r, b.thread(r, name), ScenarioBuilder::host(OpKind::host_signal, 0));
+  }
+  return b.build();
+}
+
 /// Seed hazard 1 in miniature: every rank fills its amax into the global buffer, all-reduces it
 /// asynchronously on a side stream, and copies it back on the compute stream. With
 /// `wait_after_copy` the handle's wait comes after the copy-back: a data race.
