@@ -50,7 +50,8 @@ void CollectiveDetector::check_match(const IssueEvent& event) {
   // Kept in rank order: the report compares the lowest-ranked member with the lowest-ranked one
   // that disagrees, whichever issued first, so that every schedule that issues the same ops
   // reports the same pair (partial-order reduction runs one schedule of each class).
-  auto at = std::find_if(sites.begin(), sites.end(), [&](const OpSite& s) { return s.ref.rank > event.site.ref.rank; });
+  auto at = std::upper_bound(sites.begin(), sites.end(), event.site.ref.rank,
+                             [](RankId rank, const OpSite& s) { return rank < s.ref.rank; });
   sites.insert(at, event.site);
 }
 

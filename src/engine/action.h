@@ -30,7 +30,8 @@ struct Action {
 };
 
 /// One object an action touched, for partial-order reduction: two actions are dependent when
-/// they share an actor or one writes an object the other reads or writes.
+/// they share an actor or one writes an object the other reads or writes (the objects and the
+/// argument for each case: sim/scheduler/dependence.h).
 struct Touch {
   std::uint64_t object = 0;
   bool write = false;
@@ -38,10 +39,11 @@ struct Touch {
   /// the record a wait waits for, the joins a completion waits for, ...): swapping the two can
   /// never give another schedule, so the search need not try.
   bool needs = false;
-  /// This write may disable another host thread's pending synchronization (an issue onto a
-  /// stream, or a record of an event, that another thread of the rank synchronizes on). The
-  /// synchronization may then never run, so no race shows the order in which it would have
-  /// run first; the search explores every action at this step instead.
+  /// On a write: it may disable another host thread's synchronization (an issue onto a stream,
+  /// or a record of an event, that another thread of the rank synchronizes on). On a read: the
+  /// synchronization's own read of that object. A synchronization delayed or blocked by such a
+  /// write may run after it, or never, so the plain race check does not show the order in
+  /// which it runs first; the search handles these pairs apart (exhaustive_strategy.h).
   bool disables = false;
 };
 
