@@ -27,7 +27,7 @@
 /// away from an actor that is still enabled) and a cap on schedules make the search
 /// incomplete; `stats().complete` says whether it covered everything.
 ///
-/// Use: `while (search.begin_run()) { run_once(scenario, search, options); search.end_run(); }`.
+/// Use: `while (search.begin_run()) { r = run_once(scenario, search, options); search.end_run(r.outcome == RunOutcome::stuck); }`.
 
 #include <cstdint>
 #include <optional>
@@ -78,7 +78,7 @@ class ExhaustiveSearch final : public Strategy {
   /// Closes the run that just ended and chooses the next branch point. `stuck`: the run ended
   /// with work left (a host synchronization may be blocked for good, see
   /// expand_where_a_step_disables_another).
-  void end_run(bool stuck = false);
+  void end_run(bool stuck);
   const ExhaustiveStats& stats() const { return stats_; }
 
  private:

@@ -29,6 +29,14 @@ std::string tiny_clean_file() {
   save_scenario_file(sched::testing::wait_after_copy(2, false), path);
   return path;
 }
+/// A clean scenario file with many equivalence classes: `threads` host threads signalling one
+/// flag `signals` times each, every signal conflicting with the others' (the protocol points
+/// above have a single class each, so they cannot show a cut search).
+std::string signalling_file(std::uint32_t threads, std::uint32_t signals) {
+  const std::string path = temp_path("signalling_" + std::to_string(threads) + "x" + std::to_string(signals) + ".json");
+  save_scenario_file(sched::testing::signalling_threads(threads, threads, signals), path);
+  return path;
+}
 const std::vector<std::string> racy_target = {"te-async", "--wait", "after-copy", "--dp", "2", "--modules", "1",
                                               "--iters", "1"};
 
@@ -65,7 +73,8 @@ TEST(CheckCli, json_carries_the_verdict_kind_and_what_cut_it_short) {
 }
 
 TEST(CheckCli, the_schedule_cap_is_inconclusive_exit_4) {
-  const Ran r = amaxcheck({"check", tiny_clean_file(), "--strategy", "exhaustive", "--max-schedules", "1"});
+  // Two threads signalling one flag twice: C(4, 2) = 6 classes, so one schedule cannot cover them.
+  const Ran r = amaxcheck({"check", signalling_file(2, 2), "--strategy", "exhaustive", "--max-schedules", "1"});
   EXPECT_EQ(r.code, exit_inconclusive) << r.out << r.err;
   EXPECT_NE(r.out.find("schedule cap of 1 (raise it with --max-schedules"), std::string::npos) << r.out;
 }
@@ -108,9 +117,9 @@ TEST(CheckCli, a_hazard_is_exit_1_for_every_strategy_even_when_the_search_stops_
 }
 
 TEST(CheckCli, progress_goes_to_stderr_after_a_second_and_leaves_stdout_alone) {
-  // An exhaustive search that cannot finish in 1.5 s: one progress line, then the budget ends it.
-  const auto args = std::vector<std::string>{"check",        "te-async",     "--dp",     "2",   "--modules", "2",
-                                             "--iters",      "2",            "--strategy", "exhaustive", "--json",
+  // An exhaustive search that cannot finish in 1.5 s (5 threads x 3 conflicting signals:
+  // 15! / 3!^5 = 168M classes): one progress line, then the budget ends it.
+  const auto args = std::vector<std::string>{"check", signalling_file(5, 3), "--strategy", "exhaustive", "--json",
                                              "--time-budget", "1.5"};
   const Ran loud = amaxcheck(args);
   EXPECT_EQ(loud.code, exit_inconclusive) << loud.out << loud.err;

@@ -78,12 +78,12 @@ TEST(StepDetail, exhaustive_search_explores_the_same_schedules_with_touches_only
     std::vector<std::string> kept, thin;
     while (a.begin_run()) {
       const RunResult run = run_once(s, a, keeping_steps(true));
-      a.end_run();
+      a.end_run(run.outcome == RunOutcome::stuck);
       kept.push_back(verdict(run) + std::to_string(run.choices.size()));
     }
     while (b.begin_run()) {
       const RunResult run = run_once(s, b, keeping_steps(false));
-      b.end_run();
+      b.end_run(run.outcome == RunOutcome::stuck);
       thin.push_back(verdict(run) + std::to_string(run.choices.size()));
     }
     EXPECT_EQ(kept, thin);
