@@ -1,4 +1,4 @@
-// GPU benchmarks of the CUDA+NCCL backend (issue 7), printed as "name: value" lines for
+// GPU benchmarks of the CUDA+NCCL backend (src/cuda), printed as "name: value" lines for
 // harness/gpu_check's report. Skips (exit 0, "SKIP: ...") without a usable device.
 //
 // - small all-reduce latency of an amax buffer: raw NCCL in this process vs the backend with
