@@ -39,16 +39,7 @@ std::vector<NamedProperty> core_properties() {
   return all;
 }
 
-const char* to_string(Mutant m) {
-  switch (m) {
-    case Mutant::none: return "no mutant";
-    case Mutant::complete_without_all_members: return "complete_without_all_members";
-    case Mutant::ignore_event_waits: return "ignore_event_waits";
-    case Mutant::drop_comm_ordering: return "drop_comm_ordering";
-    case Mutant::skip_finite_check: return "skip_finite_check";
-  }
-  return "?";
-}
+const char* to_string(Mutant m) { return m == Mutant::none ? "no mutant" : enum_name(m); }
 
 /// The failure's reason: RapidCheck's description is "FILE:LINE:\nRC_FAIL(...)\n\nREASON\n\nLog: ...".
 std::string why(const std::string& description) {

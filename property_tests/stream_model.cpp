@@ -7,19 +7,6 @@
 #include "util/check.h"
 
 namespace amaxcheck::props {
-namespace {
-
-std::uint32_t count_of(const std::vector<Range>& ranges) { return ranges.empty() ? 0 : ranges.front().count; }
-
-bool agree(const Op& a, const Op& b) {
-  if (a.kind != b.kind || a.dtype != b.dtype) return false;
-  if (count_of(a.reads) != count_of(b.reads) || count_of(a.writes) != count_of(b.writes)) return false;
-  if ((a.kind == OpKind::all_reduce || a.kind == OpKind::reduce_scatter) && a.reduce != b.reduce) return false;
-  if (a.kind == OpKind::broadcast && a.root != b.root) return false;
-  return true;
-}
-
-}  // namespace
 
 StreamModel::StreamModel(std::shared_ptr<const Scenario> scenario)
     : scenario_(std::move(scenario)), comms_(scenario_->comms.size()) {
@@ -75,7 +62,7 @@ bool StreamModel::may_complete(CommId comm) const {
   if (it == st.joined.end() || it->second.size() != scenario_->comms[comm].members.size()) return false;
   const Op& first = *it->second.begin()->second.op;
   for (const auto& [index, member] : it->second) {
-    if (!agree(first, *member.op)) return false;
+    if (!collectives_agree(first, *member.op)) return false;  // the model's rule (model/op_kind.h)
   }
   return true;
 }

@@ -8,6 +8,7 @@ is the CLI contract: see CheckReport.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -26,9 +27,6 @@ VERDICTS = ("hazard", "proven_clean", "no_hazard_found", "inconclusive")
 # The exit codes of a check that produced a report: 0 proven clean or no hazard found, 1 hazard,
 # 4 inconclusive.
 REPORT_EXIT_CODES = (0, 1, 4)
-
-HAZARD_KINDS = ("data_race", "collective_mismatch", "ordering_hazard", "unjoined_collective",
-                "deadlock", "value_mismatch", "replica_divergence")
 
 
 def program_path() -> pathlib.Path:
@@ -147,6 +145,48 @@ def describe_failure(done: Completed) -> str:
     return f"{how}: {done.command_line()}" + (f" -- {' | '.join(tail)}" if tail else "")
 
 
+# ---- the hazard kinds -----------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class HazardKind:
+    name: str         # as reports and traces write it: "data_race"
+    short: str        # a table label: "race"
+    description: str
+
+
+@functools.lru_cache(maxsize=None)
+def _hazard_kinds_of(path: str) -> tuple[HazardKind, ...]:
+    done = run([path, "hazard-kinds", "--json"], timeout_s=60)
+    if done.returncode != 0:
+        raise ProgramError(describe_failure(done))
+    try:
+        return tuple(HazardKind(k["name"], k["short"], k["description"])
+                     for k in json.loads(done.stdout)["hazard_kinds"])
+    except (ValueError, KeyError, TypeError) as err:
+        raise ProgramError(f"unreadable hazard kinds ({err!r}) from {done.command_line()}") from None
+
+
+def hazard_kinds() -> tuple[HazardKind, ...]:
+    """Every hazard kind, in the program's report order (`amaxcheck hazard-kinds --json`, read
+    once per program): the harness keeps no list of its own."""
+    return _hazard_kinds_of(str(program_path()))
+
+
+def sort_kinds(found) -> list[str]:
+    """Distinct kinds in the program's order (stable across runs and platforms); a kind the
+    program does not list goes last, by name."""
+    found = set(found)
+    if not found:
+        return []
+    order = [k.name for k in hazard_kinds()]
+    return [k for k in order if k in found] + sorted(found - set(order))
+
+
+def short_kind(name: str) -> str:
+    """The table label of a kind ("race" for data_race); the name itself when unknown."""
+    return next((k.short for k in hazard_kinds() if k.name == name), name)
+
+
 # ---- the --json report ---------------------------------------------------------------------
 
 @dataclasses.dataclass
@@ -192,8 +232,7 @@ class CheckReport:
     @property
     def hazard_kinds(self) -> list[str]:
         """Distinct kinds, in the contract's order (stable across runs and platforms)."""
-        found = {h.kind for h in self.hazards}
-        return [k for k in HAZARD_KINDS if k in found] + sorted(found - set(HAZARD_KINDS))
+        return sort_kinds(h.kind for h in self.hazards)
 
 
 def extract_json_object(text: str) -> dict:
@@ -280,8 +319,7 @@ class ReplayReport:
 
     @property
     def hazard_kinds(self) -> list[str]:
-        found = {h.kind for h in self.hazards}
-        return [k for k in HAZARD_KINDS if k in found] + sorted(found - set(HAZARD_KINDS))
+        return sort_kinds(h.kind for h in self.hazards)
 
 
 def read_replay_report(done: Completed) -> ReplayReport:

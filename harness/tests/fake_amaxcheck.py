@@ -7,6 +7,8 @@ so the tests can check the harness's orchestration against known answers:
     timing figures that grow with log2(dp); an unknown option -> exit 2.
   check SCENARIO.json: clean; writes --trace-out.
   replay/shrink/export: on fake traces (JSON lines with "step", plus {"hazard": kind} lines).
+  hazard-kinds --json: a kind table (FAKE_REVERSED_KINDS=1 lists it in reverse order, so a test
+    can tell that the harness takes the order and labels from the program).
   check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID (with process and
     processes); run as plain amaxcheck (not amaxcheck-mpi) in a multi-process launch -> exit 2.
 Environment: FAKE_AMAXCHECK_LOG (append argv as JSON lines), FAKE_SLEEP_S (per check),
@@ -135,9 +137,23 @@ def read_trace(path):
     return steps, hazards
 
 
+# Test data standing in for the real program's table (src/detectors/hazard.h).
+HAZARD_KINDS = [("data_race", "race"), ("collective_mismatch", "mismatch"), ("ordering_hazard", "order"),
+                ("unjoined_collective", "unjoined"), ("deadlock", "deadlock"),
+                ("value_mismatch", "value"), ("replica_divergence", "divergence")]
+
+
+def hazard_kinds():
+    kinds = HAZARD_KINDS[::-1] if os.environ.get("FAKE_REVERSED_KINDS") else HAZARD_KINDS
+    print(json.dumps({"hazard_kinds": [{"name": n, "short": s, "description": f"fake {n}"} for n, s in kinds]}))
+    return 0
+
+
 def main(argv):
     log(argv)
     cmd, args = argv[0], argv[1:]
+    if cmd == "hazard-kinds":
+        return hazard_kinds()
     if cmd == "check":
         return check(args)
     if cmd == "replay":

@@ -16,7 +16,7 @@ def report(**over):
     return doc
 
 
-def test_a_report_after_log_lines_is_found_and_its_kinds_are_in_contract_order():
+def test_a_report_after_log_lines_is_found_and_its_kinds_are_in_contract_order(fake_bin):
     text = "progress 10/10\n{not json\n" + __import__("json").dumps(report()) + "\n"
     parsed = program.parse_check_report(program.extract_json_object(text))
     assert parsed.hazard_kinds == ["data_race", "ordering_hazard"]
@@ -67,10 +67,21 @@ def test_a_failed_atomic_write_keeps_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["r.csv"]
 
 
-def test_a_cached_report_keeps_every_hazard_kind_but_not_every_hazard():
+def test_a_cached_report_keeps_every_hazard_kind_but_not_every_hazard(fake_bin):
     from amaxharness.sweep.execute import KEPT_HAZARDS, _trimmed
     races = [{"kind": "data_race", "summary": str(i)} for i in range(500)]
     raw = report(hazards=races + [{"kind": "deadlock", "summary": "d"}])
     trimmed = _trimmed(raw)
     assert len(trimmed["hazards"]) == KEPT_HAZARDS + 1 and trimmed["hazards_total"] == 501
     assert program.parse_check_report(trimmed).hazard_kinds == ["data_race", "deadlock"]
+
+
+def test_hazard_kinds_their_order_and_labels_come_from_the_program(fake_bin, monkeypatch):
+    monkeypatch.setenv("FAKE_REVERSED_KINDS", "1")
+    program._hazard_kinds_of.cache_clear()
+    assert [k.name for k in program.hazard_kinds()][:2] == ["replica_divergence", "value_mismatch"]
+    assert program.parse_check_report(report()).hazard_kinds == ["ordering_hazard", "data_race"]
+    assert program.short_kind("data_race") == "race"
+    assert program.short_kind("not_a_kind") == "not_a_kind"
+    assert any(call[0] == "hazard-kinds" for call in fake_bin.calls())
+    program._hazard_kinds_of.cache_clear()

@@ -9,7 +9,7 @@
 #include "cli/hazard_report.h"
 #include "cli/scenario_target.h"
 #include "cli/verdict_report.h"
-#include "cuda/placement.h"
+#include "model/split_communicators.h"
 #include "scheduler/reproduce.h"
 #include "scheduler/strategy_table.h"
 #include "util/check.h"
@@ -128,7 +128,7 @@ void print_human(const Scenario& scenario, const CheckArgs& args, const CheckReq
 
 int run(CheckArgs& args) {
   const Scenario scenario =
-      args.one_rank_comms ? gpu::split_communicators_per_rank(args.target.load()) : args.target.load();
+      args.one_rank_comms ? split_communicators_per_rank(args.target.load()) : args.target.load();
   CheckRequest request;
   request.explore = explore_options(args);
   request.trace_out = args.trace_out;

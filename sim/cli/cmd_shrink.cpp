@@ -24,12 +24,8 @@ HazardKind target_kind(const ShrinkArgs& args, const sched::Trace& trace) {
     if (trace.hazards.empty()) throw InputError(args.trace + ": the trace shows no hazard to shrink");
     return trace.hazards.front().kind;
   }
-  for (HazardKind k : {HazardKind::data_race, HazardKind::collective_mismatch, HazardKind::ordering_hazard,
-                       HazardKind::unjoined_collective, HazardKind::deadlock, HazardKind::value_mismatch,
-                       HazardKind::replica_divergence}) {
-    if (args.kind == to_string(k)) return k;
-  }
-  throw InputError(fmt::format("--kind: expected a hazard kind (data_race, deadlock, ...), got '{}'", args.kind));
+  if (auto kind = parse_hazard_kind(args.kind)) return *kind;
+  throw InputError(fmt::format("--kind: expected a hazard kind ({}), got '{}'", enum_name_list<HazardKind>(", "), args.kind));
 }
 
 int shrink(const ShrinkArgs& args) {

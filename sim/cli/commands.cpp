@@ -26,6 +26,7 @@ void register_commands(CLI::App& app) {
   register_export(app);
   register_protocols(app);
   register_demo(app);
+  register_hazard_kinds(app);
 }
 
 int run_main(int argc, char** argv) {

@@ -5,17 +5,20 @@
 #include <utility>
 #include <vector>
 
+#include "protocols/protocol.h"
+
 namespace amaxcheck::cli {
 namespace {
 
 using Interval = std::pair<double, double>;
 
-bool is_amax_reduction(const sched::OpTiming& op) { return is_collective(op.kind) && op.name.rfind("amax_reduce", 0) == 0; }
-
-bool is_compute_kernel(OpKind kind) {
-  return kind == OpKind::fill || kind == OpKind::local_amax || kind == OpKind::fp8_cast || kind == OpKind::copy ||
-         kind == OpKind::scale_update;
+/// The scenario marks amax reductions by name only (protocols/protocol.h's prefix, which
+/// hand-written scenario files follow too).
+bool is_amax_reduction(const sched::OpTiming& op) {
+  return is_collective(op.kind) && op.name.starts_with(amax_reduction_name_prefix);
 }
+
+bool is_compute_kernel(OpKind kind) { return op_kind_info(kind).place == OpPlace::stream && moves_data(kind); }
 
 /// Length of `span` not covered by the (sorted, merged) `cover` intervals.
 double uncovered(const Interval& span, const std::vector<Interval>& cover) {

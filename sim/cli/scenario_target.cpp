@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "cli/knob_options.h"
 #include "io/scenario_json.h"
 #include "util/check.h"
 

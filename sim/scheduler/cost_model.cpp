@@ -9,16 +9,12 @@ double CostModel::issue_us(const Op& op) const { return is_device_op(op.kind) ? 
 
 double CostModel::execute_us(const Op& op) const {
   if (op.cost_us > 0) return op.cost_us;
+  if (op_kind_info(op.kind).place != OpPlace::stream) return 0.0;  // host ops; collectives: collective_us
+  if (!moves_data(op.kind)) return event_op_us;
   switch (op.kind) {
     case OpKind::fill:
     case OpKind::fp8_cast: return kernel_default_us;
-    case OpKind::local_amax:
-    case OpKind::copy:
-    case OpKind::scale_update: return small_kernel_us;
-    case OpKind::event_record:
-    case OpKind::stream_wait_event:
-    case OpKind::work_wait: return event_op_us;
-    default: return 0.0;
+    default: return small_kernel_us;  // local_amax, copy, scale_update: memory-light kernels
   }
 }
 

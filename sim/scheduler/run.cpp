@@ -41,8 +41,9 @@ RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOption
   // A run that keeps no steps builds only what the strategy reads; observers see the same events.
   if (!options.record_steps) engine_options.step_detail = strategy.step_needs();
   Engine engine(scenario, engine_options);
-  std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario);
+  std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario, options.detectors);
   for (auto& detector : detectors) engine.add_observer(detector.get());
+  strategy.attach(engine);
 
   // The derived cap is at least step_cap_slack, so it is only worked out (a pass over every
   // op) once a run gets that long: short runs never pay for it.
@@ -103,7 +104,7 @@ std::uint64_t expected_steps(const Scenario& scenario) {
     std::vector<std::uint64_t> mine(scenario.comms.size(), 0);
     for (const Thread& thread : scenario.ranks[r].threads) {
       for (const Op& op : thread.program) {
-        steps += is_device_op(op.kind) ? 2 : 1;
+        steps += op_kind_info(op.kind).rank_actions;
         if (is_collective(op.kind) && op.comm < mine.size()) ++mine[op.comm];
       }
     }

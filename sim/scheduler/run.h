@@ -1,7 +1,7 @@
 #pragma once
 /// One run: a deterministic function of (scenario, strategy, options).
 ///
-/// run_once builds an Engine for the scenario, attaches the four detectors, and loops:
+/// run_once builds an Engine for the scenario, attaches RunOptions::detectors, and loops:
 /// enabled() -> strategy.pick() -> apply(), logging every choice (and, when asked, every
 /// step). When nothing is enabled it calls engine.finish() so the detectors can report
 /// deadlocks and value problems, then gathers the hazards, deduplicated by Hazard::key().
@@ -14,8 +14,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
+#include "detectors/detector.h"
 #include "detectors/hazard.h"
 #include "engine/engine.h"
 #include "scheduler/strategy.h"
@@ -34,6 +36,8 @@ struct RunOptions {
   /// engine then builds only the parts of each Step the strategy reads (Strategy::step_needs)
   /// instead of engine.step_detail.
   bool record_steps = true;
+  /// The detectors attached to the run (src/detectors/detector.h); the factories must outlive it.
+  std::span<const DetectorFactory> detectors = default_detectors();
 };
 
 enum class RunOutcome : std::uint8_t {

@@ -2,19 +2,12 @@
 
 namespace amaxcheck::sched {
 
-const char* to_string(ChoiceKind kind) {
-  switch (kind) {
-    case ChoiceKind::next_action: return "next_action";
-  }
-  return "?";
-}
+const char* to_string(ChoiceKind kind) { return enum_name(kind); }
 
 bool parse_choice_kind(const std::string& text, ChoiceKind& out) {
-  if (text == "next_action") {
-    out = ChoiceKind::next_action;
-    return true;
-  }
-  return false;
+  const auto kind = parse_enum<ChoiceKind>(text);
+  if (kind) out = *kind;
+  return kind.has_value();
 }
 
 }  // namespace amaxcheck::sched

@@ -24,6 +24,16 @@ namespace amaxcheck::sched {
 /// What a choice decides. Today every choice picks the next action; the kind is recorded so
 /// that later kinds (e.g. a value choice) cannot be confused with it on replay.
 enum class ChoiceKind : std::uint8_t { next_action };
+}  // namespace amaxcheck::sched
+
+namespace amaxcheck {
+template <>
+struct EnumNames<sched::ChoiceKind> {
+  static constexpr std::array table{EnumName<sched::ChoiceKind>{sched::ChoiceKind::next_action, "next_action"}};
+};
+}  // namespace amaxcheck
+
+namespace amaxcheck::sched {
 
 const char* to_string(ChoiceKind kind);
 /// Parses to_string's output; returns false for an unknown name.
@@ -44,6 +54,10 @@ class Strategy {
   static constexpr std::size_t stop = static_cast<std::size_t>(-1);
 
   virtual ~Strategy() = default;
+  /// Called by run_once when the run's engine exists, before the first pick. A strategy that
+  /// prices actions (timed) keeps it to ask what each enabled action would run
+  /// (Engine::pending_op); choosing still goes through pick alone.
+  virtual void attach(const Engine& /*engine*/) {}
   /// A stable name for traces and reports: "random", "pct", "exhaustive", "replay", "timed".
   virtual std::string name() const = 0;
   /// Every parameter the strategy derived from its seed and options (logged in trace headers

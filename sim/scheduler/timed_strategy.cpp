@@ -8,18 +8,12 @@ namespace amaxcheck::sched {
 
 TimedStrategy::TimedStrategy(const Scenario& scenario, CostModel cost) : scenario_(scenario), cost_(cost) {
   const std::size_t ranks = scenario.ranks.size();
-  next_op_.resize(ranks);
-  stream_queue_.resize(ranks);
   timing_index_.resize(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
     const Rank& rank = scenario.ranks[r];
-    next_op_[r].assign(rank.threads.size(), 0);
-    stream_queue_[r].resize(rank.streams.size());
     timing_index_[r].resize(rank.threads.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) timing_index_[r][t].assign(rank.threads[t].program.size(), -1);
   }
-  joined_.resize(scenario.comms.size());
-  completed_.assign(scenario.comms.size(), 0);
   run_.rank_end_us.assign(ranks, 0.0);
 }
 
@@ -36,29 +30,9 @@ const Op& TimedStrategy::op_at(const OpRef& ref) const {
   return scenario_.ranks[ref.rank].threads[ref.thread].program[ref.index];
 }
 
-const Op* TimedStrategy::pending_op(const Action& action) const {
-  switch (action.kind) {
-    case ActionKind::issue: {
-      const auto& program = scenario_.ranks[action.rank].threads[action.lane].program;
-      const std::uint32_t next = next_op_[action.rank][action.lane];
-      return next < program.size() ? &program[next] : nullptr;
-    }
-    case ActionKind::execute:
-    case ActionKind::join: {
-      const auto& queue = stream_queue_[action.rank][action.lane];
-      return queue.empty() ? nullptr : &op_at(queue.front());
-    }
-    case ActionKind::complete: {
-      const auto& per_seq = joined_[action.lane];
-      const std::uint64_t seq = completed_[action.lane];
-      return seq < per_seq.size() && !per_seq[seq].empty() ? &op_at(per_seq[seq].front().op) : nullptr;
-    }
-  }
-  return nullptr;
-}
-
 double TimedStrategy::duration_us(const Action& action) const {
-  const Op* op = pending_op(action);
+  AMAX_CHECK(engine_ != nullptr, "timed run: pick() before attach() (run it through run_once)");
+  const Op* op = engine_->pending_op(action);
   if (op == nullptr) return 0.0;
   switch (action.kind) {
     case ActionKind::issue: return cost_.issue_us(*op);
@@ -108,6 +82,7 @@ std::size_t TimedStrategy::pick(ChoiceKind, std::span<const Action> options) {
   previous_options_.assign(options.begin(), options.end());
   previous_enabled_at_ = enabled_at_;
   picked_ = best;
+  if (options[best].kind == ActionKind::complete) picked_members_ = engine_->joined_members(options[best].lane);
   picked_start_us_ = best_start;
   picked_end_us_ = best_end;
   return best;
@@ -120,14 +95,10 @@ void TimedStrategy::on_step(const Step& step) {
   auto touch_rank = [&](RankId rank) { run_.rank_end_us[rank] = std::max(run_.rank_end_us[rank], end); };
   switch (action.kind) {
     case ActionKind::issue: {
-      const Op& op = op_at(step.op);
-      ++next_op_[action.rank][action.lane];
       OpTiming& timing = timing_of(step.op);
       timing.issue_start_us = start;
       timing.issue_end_us = end;
-      if (is_device_op(op.kind)) {
-        stream_queue_[action.rank][op.stream].push_back(step.op);
-      } else {
+      if (is_host_op(op_at(step.op).kind)) {
         timing.start_us = start;
         timing.end_us = end;
         timing.executed = true;
@@ -136,9 +107,6 @@ void TimedStrategy::on_step(const Step& step) {
       break;
     }
     case ActionKind::execute: {
-      auto& queue = stream_queue_[action.rank][action.lane];
-      AMAX_CHECK(!queue.empty() && queue.front() == step.op, "timed run: a stream ran an op it did not queue");
-      queue.pop_front();
       OpTiming& timing = timing_of(step.op);
       timing.start_us = start;
       timing.end_us = end;
@@ -146,30 +114,18 @@ void TimedStrategy::on_step(const Step& step) {
       touch_rank(action.rank);
       break;
     }
-    case ActionKind::join: {
-      const Op& op = op_at(step.op);
-      auto& per_seq = joined_[op.comm];
-      if (per_seq.size() <= step.seq) per_seq.resize(step.seq + 1);
-      per_seq[step.seq].push_back(Joined{action.rank, action.lane, step.op});
+    case ActionKind::join:
       timing_of(step.op).start_us = start;
       touch_rank(action.rank);
       break;
-    }
-    case ActionKind::complete: {
-      const CommId comm = action.lane;
-      const std::uint64_t seq = completed_[comm]++;
-      if (seq < joined_[comm].size()) {
-        for (const Joined& member : joined_[comm][seq]) {
-          auto& queue = stream_queue_[member.rank][member.stream];
-          if (!queue.empty() && queue.front() == member.op) queue.pop_front();
-          OpTiming& timing = timing_of(member.op);
-          timing.end_us = end;
-          timing.executed = true;
-          touch_rank(member.rank);
-        }
+    case ActionKind::complete:
+      for (const OpRef& member : picked_members_) {
+        OpTiming& timing = timing_of(member);
+        timing.end_us = end;
+        timing.executed = true;
+        touch_rank(member.rank);
       }
       break;
-    }
   }
   const std::uint64_t actor = actor_key(action);
   bool found = false;

@@ -7,13 +7,16 @@
 /// time = max(enabled_at, lane_free) + duration runs next (ties: canonical order), so steps
 /// are applied in end-time order and the run is deterministic without any randomness.
 ///
+/// What an action would run comes from the engine (Engine::pending_op, attached by run_once),
+/// what it costs from the CostModel; the strategy keeps no copy of the engine's queues,
+/// program counters or rendezvous, only the times it assigned.
+///
 /// The result is a TimedRun: each op's issue interval and execution interval (for a
 /// collective: from its member's join to the collective's completion) and each rank's
 /// iteration time (the end of its last step). Cost metrics (exposed amax latency, queueing
 /// behind gradient buckets) are derived from these by the callers, by op name.
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "scheduler/cost_model.h"
@@ -49,6 +52,7 @@ class TimedStrategy final : public Strategy {
  public:
   TimedStrategy(const Scenario& scenario, CostModel cost);
 
+  void attach(const Engine& engine) override { engine_ = &engine; }
   std::string name() const override { return "timed"; }
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
@@ -59,26 +63,17 @@ class TimedStrategy final : public Strategy {
   const TimedRun& timing() const { return run_; }
 
  private:
-  struct Joined {
-    RankId rank = 0;
-    StreamId stream = 0;
-    OpRef op;
-  };
   const Op& op_at(const OpRef& ref) const;
-  /// The op `action` would run, for its duration.
-  const Op* pending_op(const Action& action) const;
   double duration_us(const Action& action) const;
   double lane_free_us(std::uint64_t actor) const;
   OpTiming& timing_of(const OpRef& ref);
 
   const Scenario& scenario_;
   CostModel cost_;
+  const Engine* engine_ = nullptr;
   TimedRun run_;
-  std::vector<std::vector<std::uint32_t>> next_op_;                 ///< [rank][thread]
-  std::vector<std::vector<std::deque<OpRef>>> stream_queue_;        ///< [rank][stream]
-  std::vector<std::vector<std::vector<Joined>>> joined_;            ///< [comm][seq]
-  std::vector<std::uint64_t> completed_;                            ///< [comm] collectives completed
   std::vector<std::vector<std::vector<std::int64_t>>> timing_index_;  ///< [rank][thread][op]
+  std::vector<OpRef> picked_members_;  ///< a picked complete: the members' ops it finishes
   std::vector<std::pair<std::uint64_t, double>> lane_free_;         ///< (actor, time)
   std::vector<Action> previous_options_;
   std::vector<double> previous_enabled_at_;

@@ -118,9 +118,7 @@ TraceHeader read_header(const Line& line, std::string_view raw) {
 
 ActionKind action_kind(const Line& line, const json& d) {
   const std::string kind = line.str(d, "kind", "kind");
-  for (ActionKind k : {ActionKind::issue, ActionKind::execute, ActionKind::join, ActionKind::complete}) {
-    if (kind == to_string(k)) return k;
-  }
+  if (auto k = parse_enum<ActionKind>(kind)) return *k;
   line.fail("kind", "one of issue, execute, join, complete", &d["kind"]);
 }
 
@@ -174,16 +172,9 @@ Hazard read_hazard(const Line& line) {
   const json& d = line.doc();
   Hazard h;
   const std::string kind = line.str(d, "kind", "kind");
-  bool known = false;
-  for (HazardKind k : {HazardKind::data_race, HazardKind::collective_mismatch, HazardKind::ordering_hazard,
-                       HazardKind::unjoined_collective, HazardKind::deadlock, HazardKind::value_mismatch,
-                       HazardKind::replica_divergence}) {
-    if (kind == to_string(k)) {
-      h.kind = k;
-      known = true;
-    }
-  }
+  const auto known = parse_hazard_kind(kind);
   if (!known) line.fail("kind", "a hazard kind (data_race, deadlock, ...)", &d["kind"]);
+  h.kind = *known;
   if (d.contains("subject")) h.subject = line.str(d, "subject", "subject");  // absent in older traces
   h.summary = line.str(d, "summary", "summary");
   const json& participants = line.array(d, "participants", "participants");

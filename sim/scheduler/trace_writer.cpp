@@ -21,17 +21,6 @@ ojson value_json(float v) {
 
 ojson op_ref_json(const OpRef& op) { return ojson{{"rank", op.rank}, {"thread", op.thread}, {"index", op.index}}; }
 
-const char* mutant_name(Mutant mutant) {
-  switch (mutant) {
-    case Mutant::none: return "none";
-    case Mutant::complete_without_all_members: return "complete_without_all_members";
-    case Mutant::ignore_event_waits: return "ignore_event_waits";
-    case Mutant::drop_comm_ordering: return "drop_comm_ordering";
-    case Mutant::skip_finite_check: return "skip_finite_check";
-  }
-  return "?";
-}
-
 ojson header_json(const TraceHeader& h) {
   ojson j;
   j["type"] = "header";
@@ -124,7 +113,7 @@ ojson summary_json(const TraceSummary& s) {
 
 nlohmann::ordered_json engine_options_to_json(const EngineOptions& options) {
   ojson j;
-  j["mutant"] = mutant_name(options.mutant);
+  j["mutant"] = enum_name(options.mutant);
   j["record_values_up_to"] = options.record_values_up_to;
   return j;
 }
@@ -139,14 +128,8 @@ EngineOptions engine_options_from_json(const nlohmann::json& json, const std::st
   }
   if (json.contains("mutant")) {
     const auto& v = json["mutant"];
-    bool known = false;
-    for (Mutant m : {Mutant::none, Mutant::complete_without_all_members, Mutant::ignore_event_waits,
-                     Mutant::drop_comm_ordering, Mutant::skip_finite_check}) {
-      if (v.is_string() && v.get<std::string>() == mutant_name(m)) {
-        options.mutant = m;
-        known = true;
-      }
-    }
+    const auto known = v.is_string() ? parse_enum<Mutant>(v.get<std::string>()) : std::nullopt;
+    if (known) options.mutant = *known;
     if (!known) throw InputError(where + ": field 'engine.mutant': expected a known mutant name, got " + v.dump());
   }
   return options;

@@ -17,8 +17,8 @@ std::vector<CollectiveSignature> signatures_of(const Scenario& scenario, CommId 
       if (!is_collective(op.kind) || op.comm != comm) continue;
       CollectiveSignature sig{op.kind, op.reads.empty() ? 0u : op.reads.front().count,
                               op.writes.empty() ? 0u : op.writes.front().count, op.reduce, op.root};
-      if (op.kind != OpKind::all_reduce && op.kind != OpKind::reduce_scatter) sig.reduce = ReduceOp::max;
-      if (op.kind != OpKind::broadcast) sig.root = 0;
+      if (!has_reduce_op(op.kind)) sig.reduce = ReduceOp::max;
+      if (!has_root(op.kind)) sig.root = 0;
       if (seen.insert(sig).second) out.push_back(sig);
     }
   }

@@ -10,6 +10,7 @@
 #include "cuda/bootstrap.h"
 #include "cuda/device_probe.h"
 #include "cuda/session.h"
+#include "model/split_communicators.h"
 #include "util/check.h"
 
 namespace amaxcheck::gpu {

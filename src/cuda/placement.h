@@ -6,7 +6,7 @@
 /// with NCCL_MULTI_RANK_GPU_ENABLE=1). When a single process has fewer GPUs than ranks and
 /// sharing is not allowed, the scenario does not fit as written. What still makes sense then
 /// is the same program with every communicator cut into 1-rank communicators
-/// (split_communicators_per_rank): collectives become local copies, but the stream and event
+/// (split_communicators_per_rank, model/split_communicators.h): collectives become local copies, but the stream and event
 /// races stay real. The caller decides whether to run that variant, and must then simulate
 /// the *split* scenario too, so both backends run the same program.
 
@@ -47,12 +47,5 @@ struct Placement {
 /// Decides the placement. Throws InputError when the process count does not divide the rank
 /// count, or when there is no device at all.
 Placement plan_placement(const Scenario& scenario, const PlacementInput& input);
-
-/// The same scenario with every communicator of m > 1 members replaced by m 1-rank
-/// communicators ("<name>@<rank name>"); collectives keep their ranges (a 1-rank all-gather
-/// writes only its own slice, as NCCL does) and broadcast roots become 0. Every ReplicaCheck
-/// becomes one check per replica without expected values ("<tensor>@<rank name>"): replicas
-/// no longer agree once collectives are local, but each is still compared across backends.
-Scenario split_communicators_per_rank(const Scenario& scenario);
 
 }  // namespace amaxcheck::gpu

@@ -59,10 +59,7 @@ void RankResources::create(const Scenario& scenario, RankId r, int dev) {
         fill_offset.back()[i] = static_cast<std::uint32_t>(staged.size());
         staged.insert(staged.end(), op.values.begin(), op.values.end());
       }
-      if (!is_device_op(op.kind) || op.kind == OpKind::event_record || op.kind == OpKind::stream_wait_event ||
-          op.kind == OpKind::work_wait) {
-        continue;
-      }
+      if (!moves_data(op.kind)) continue;
       cudaEvent_t done = nullptr;
       cuda_check(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "creating an op event");
       op_done.back()[i] = done;

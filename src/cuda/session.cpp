@@ -20,11 +20,6 @@
 namespace amaxcheck::gpu {
 namespace {
 
-bool is_gated(OpKind kind) {
-  return is_device_op(kind) && kind != OpKind::event_record && kind != OpKind::stream_wait_event &&
-         kind != OpKind::work_wait;
-}
-
 UniqueIdBytes make_nccl_id() {
   ncclUniqueId id;
   nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId", false);
@@ -97,7 +92,7 @@ Session::Session(const Scenario& scenario, const GpuRunOptions& options) : scena
     for (const Thread& thread : scenario_.ranks[r].threads) {
       per_rank.emplace_back(thread.program.size(), -1);
       for (std::size_t i = 0; i < thread.program.size(); ++i) {
-        if (options_.gates && is_gated(thread.program[i].kind)) per_rank.back()[i] = static_cast<int>(gates++);
+        if (options_.gates && moves_data(thread.program[i].kind)) per_rank.back()[i] = static_cast<int>(gates++);
       }
     }
   }

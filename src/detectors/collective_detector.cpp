@@ -11,29 +11,10 @@ namespace {
 
 std::string signature(const Op& op) {
   const std::uint32_t count = op.reads.empty() ? 0 : op.reads.front().count;
-  std::string sig = fmt::format("{} count={} dtype={}", to_string(op.kind), count, op.dtype == Dtype::f32 ? "f32" : "bf16");
-  if (op.kind == OpKind::all_reduce || op.kind == OpKind::reduce_scatter) sig += op.reduce == ReduceOp::max ? " op=max" : " op=sum";
-  if (op.kind == OpKind::broadcast) sig += fmt::format(" root={}", op.root);
+  std::string sig = fmt::format("{} count={} dtype={}", to_string(op.kind), count, enum_name(op.dtype));
+  if (has_reduce_op(op.kind)) sig += fmt::format(" op={}", enum_name(op.reduce));
+  if (has_root(op.kind)) sig += fmt::format(" root={}", op.root);
   return sig;
-}
-
-/// signature(a) == signature(b), without formatting either: this runs on every collective issue.
-bool same_signature(const Op& a, const Op& b) {
-  const auto count = [](const Op& op) { return op.reads.empty() ? 0 : op.reads.front().count; };
-  if (a.kind != b.kind || count(a) != count(b) || (a.dtype == Dtype::f32) != (b.dtype == Dtype::f32)) return false;
-  if (a.kind == OpKind::all_reduce || a.kind == OpKind::reduce_scatter) {
-    return (a.reduce == ReduceOp::max) == (b.reduce == ReduceOp::max);
-  }
-  return a.kind != OpKind::broadcast || a.root == b.root;
-}
-
-/// Which field differs first, in Flight Recorder's terms.
-std::string mismatch_category(const Op& a, const Op& b) {
-  if (a.kind != b.kind) return "type mismatch";
-  if ((a.reads.empty() ? 0 : a.reads.front().count) != (b.reads.empty() ? 0 : b.reads.front().count)) return "size mismatch";
-  if (a.dtype != b.dtype) return "dtype mismatch";
-  if (a.reduce != b.reduce) return "reduce op mismatch";
-  return "root mismatch";
 }
 
 }  // namespace
@@ -61,14 +42,9 @@ void CollectiveDetector::report_mismatches() {
     const Op& other = *first.op;
     for (std::size_t i = 1; i < sites.size(); ++i) {
       const Op& op = *sites[i].op;
-      std::string why;
-      if (!same_signature(other, op)) {
-        why = mismatch_category(other, op);
-      } else {
-        const auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };
-        if (count(other.writes) != count(op.writes)) why = "size mismatch";
-      }
-      if (why.empty()) continue;
+      // The engine's rendezvous uses the same rule: a pair it refuses to complete is reported here.
+      const char* why = collective_disagreement(other, op);
+      if (why == nullptr) continue;
       Hazard h;
       h.kind = HazardKind::collective_mismatch;
       h.subject = "comm " + scenario_.comms[key.first].name;

@@ -1,7 +1,12 @@
 #pragma once
 /// A detector observes one run and reports hazards. One detector per file.
+///
+/// Which detectors a run attaches is a list of factories (sched::RunOptions::detectors);
+/// `default_detectors()` is the four of src/detectors. Adding a detector: its .h/.cpp here and
+/// one line in detectors.cpp's list.
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "detectors/hazard.h"
@@ -15,7 +20,14 @@ class Detector : public Observer {
   virtual const std::vector<Hazard>& hazards() const = 0;
 };
 
-/// The four detectors, ready to attach to an engine for `scenario`.
-std::vector<std::unique_ptr<Detector>> make_detectors(const Scenario& scenario);
+/// Builds a fresh detector for one run of `scenario`.
+using DetectorFactory = std::unique_ptr<Detector> (*)(const Scenario& scenario);
+
+/// Race, collective, deadlock and value detectors, in the order a run gathers their hazards.
+std::span<const DetectorFactory> default_detectors();
+
+/// One detector from each factory, ready to attach to an engine for `scenario`.
+std::vector<std::unique_ptr<Detector>> make_detectors(const Scenario& scenario,
+                                                      std::span<const DetectorFactory> factories = default_detectors());
 
 }  // namespace amaxcheck

@@ -6,19 +6,6 @@
 
 namespace amaxcheck {
 
-const char* to_string(HazardKind kind) {
-  switch (kind) {
-    case HazardKind::data_race: return "data_race";
-    case HazardKind::collective_mismatch: return "collective_mismatch";
-    case HazardKind::ordering_hazard: return "ordering_hazard";
-    case HazardKind::unjoined_collective: return "unjoined_collective";
-    case HazardKind::deadlock: return "deadlock";
-    case HazardKind::value_mismatch: return "value_mismatch";
-    case HazardKind::replica_divergence: return "replica_divergence";
-  }
-  return "?";
-}
-
 const char* to_string(Access access) {
   switch (access) {
     case Access::none: return "none";

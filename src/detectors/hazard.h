@@ -1,25 +1,58 @@
 #pragma once
 /// Hazard reports: what a detector found, with every participant named.
 
+#include <array>
 #include <cstddef>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
 #include "model/scenario.h"
+#include "util/enum_names.h"
 
 namespace amaxcheck {
 
 enum class HazardKind : std::uint8_t {
-  data_race,            ///< conflicting accesses with no happens-before
-  collective_mismatch,  ///< matched collectives disagree on kind/count/dtype/op/root
-  ordering_hazard,      ///< collectives on one comm issued by unordered host threads
-  unjoined_collective,  ///< a member never issued a collective others wait in
-  deadlock,             ///< work remains and nothing can progress
-  value_mismatch,       ///< a tensor differs from the sequential reference
-  replica_divergence,   ///< replicas of a tensor are not bit-identical
+  data_race,
+  collective_mismatch,
+  ordering_hazard,
+  unjoined_collective,
+  deadlock,
+  value_mismatch,
+  replica_divergence,
 };
 
-const char* to_string(HazardKind kind);
+/// One row per hazard kind: its name in traces and reports, a short label for tables, and what
+/// it means. Printed by `amaxcheck hazard-kinds --json`, which the harness reads, so this is
+/// the only list of kinds. Adding a kind: an enumerator above, its row here (in order: the
+/// build checks), and the detector that reports it.
+struct HazardKindInfo {
+  HazardKind value;
+  const char* name;
+  const char* short_name;
+  const char* description;
+};
+
+// clang-format off
+inline constexpr std::array<HazardKindInfo, 7> hazard_kind_table{{
+  {HazardKind::data_race,           "data_race",           "race",       "conflicting accesses with no happens-before"},
+  {HazardKind::collective_mismatch, "collective_mismatch", "mismatch",   "matched collectives disagree on kind/count/dtype/op/root"},
+  {HazardKind::ordering_hazard,     "ordering_hazard",     "order",      "collectives on one comm issued by unordered host threads"},
+  {HazardKind::unjoined_collective, "unjoined_collective", "unjoined",   "a member never issued a collective others wait in"},
+  {HazardKind::deadlock,            "deadlock",            "deadlock",   "work remains and nothing can progress"},
+  {HazardKind::value_mismatch,      "value_mismatch",      "value",      "a tensor differs from the sequential reference"},
+  {HazardKind::replica_divergence,  "replica_divergence",  "divergence", "replicas of a tensor are not bit-identical"},
+}};
+// clang-format on
+
+template <>
+struct EnumNames<HazardKind> {
+  static constexpr const auto& table = hazard_kind_table;
+};
+
+inline const char* to_string(HazardKind kind) { return enum_name(kind); }
+inline std::optional<HazardKind> parse_hazard_kind(std::string_view name) { return parse_enum<HazardKind>(name); }
 
 /// How a participant touched what a race is about; `none` outside races.
 enum class Access : std::uint8_t { none, read, write };

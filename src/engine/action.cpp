@@ -2,16 +2,6 @@
 
 namespace amaxcheck {
 
-const char* to_string(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::issue: return "issue";
-    case ActionKind::execute: return "execute";
-    case ActionKind::join: return "join";
-    case ActionKind::complete: return "complete";
-  }
-  return "?";
-}
-
 std::uint64_t actor_key(const Action& action) {
   // Matches the engine's object keys: a thread, a stream (execute and join), or a comm.
   std::uint64_t type = action.kind == ActionKind::issue ? 1 : action.kind == ActionKind::complete ? 6 : 2;

@@ -14,12 +14,21 @@
 #include <vector>
 
 #include "model/scenario.h"
+#include "util/enum_names.h"
 
 namespace amaxcheck {
 
 enum class ActionKind : std::uint8_t { issue, execute, join, complete };
 
-const char* to_string(ActionKind kind);
+template <>
+struct EnumNames<ActionKind> {
+  static constexpr std::array table{EnumName<ActionKind>{ActionKind::issue, "issue"},
+                                    EnumName<ActionKind>{ActionKind::execute, "execute"},
+                                    EnumName<ActionKind>{ActionKind::join, "join"},
+                                    EnumName<ActionKind>{ActionKind::complete, "complete"}};
+};
+
+inline const char* to_string(ActionKind kind) { return enum_name(kind); }
 
 struct Action {
   ActionKind kind = ActionKind::issue;

@@ -243,6 +243,43 @@ const std::vector<Action>& Engine::enabled() const {
   return st.enabled;
 }
 
+const Op* Engine::pending_op(const Action& action) const {
+  const State& st = *state_;
+  const Scenario& s = st.scenario;
+  if (action.kind == ActionKind::complete) {
+    if (action.lane >= st.comms.size()) return nullptr;
+    const CommState& comm = st.comms[action.lane];
+    const auto it = comm.pending.find(comm.next_seq);
+    if (it == comm.pending.end()) return nullptr;
+    for (const auto& m : it->second.members) {
+      if (m) return m->op;
+    }
+    return nullptr;
+  }
+  if (action.rank >= s.ranks.size()) return nullptr;
+  const RankState& rank = st.ranks[action.rank];
+  if (action.kind == ActionKind::issue) {
+    if (action.lane >= rank.threads.size()) return nullptr;
+    const auto& program = s.ranks[action.rank].threads[action.lane].program;
+    const std::uint32_t pc = rank.threads[action.lane].pc;
+    return pc < program.size() ? &program[pc] : nullptr;
+  }
+  if (action.lane >= rank.streams.size() || rank.streams[action.lane].queue.empty()) return nullptr;
+  return rank.streams[action.lane].queue.front().op;
+}
+
+std::vector<OpRef> Engine::joined_members(CommId comm) const {
+  std::vector<OpRef> refs;
+  const State& st = *state_;
+  if (comm >= st.comms.size()) return refs;
+  const auto it = st.comms[comm].pending.find(st.comms[comm].next_seq);
+  if (it == st.comms[comm].pending.end()) return refs;
+  for (const auto& m : it->second.members) {
+    if (m) refs.push_back(m->ref);
+  }
+  return refs;
+}
+
 bool Engine::done() const {
   const State& st = *state_;
   for (RankId r = 0; r < st.ranks.size(); ++r) {

@@ -39,6 +39,18 @@ enum class Mutant : std::uint8_t {
   skip_finite_check,             ///< scale update uses a zero / inf / NaN amax
 };
 
+/// Mutant names, as trace headers write them (`engine.mutant`).
+template <>
+struct EnumNames<Mutant> {
+  static constexpr std::array table{
+      EnumName<Mutant>{Mutant::none, "none"},
+      EnumName<Mutant>{Mutant::complete_without_all_members, "complete_without_all_members"},
+      EnumName<Mutant>{Mutant::ignore_event_waits, "ignore_event_waits"},
+      EnumName<Mutant>{Mutant::drop_comm_ordering, "drop_comm_ordering"},
+      EnumName<Mutant>{Mutant::skip_finite_check, "skip_finite_check"},
+  };
+};
+
 /// The parts of a Step that cost work to build, and which readers need them. Observers see
 /// the same events whatever is asked for; only the returned Step gets thinner.
 struct StepDetail {
@@ -117,6 +129,15 @@ class Engine {
   bool done() const;
   /// When nothing is enabled but work remains: what is blocked, and on what.
   std::vector<Stuck> stuck() const;
+
+  /// The op `action` would run if applied now: the thread's next op (issue), the stream's head
+  /// (execute, join), the first member's op of the collective the communicator completes next
+  /// (complete, the op Step::op names); nullptr when there is none. For strategies that price
+  /// actions (timed) without keeping a copy of the engine's queues.
+  const Op* pending_op(const Action& action) const;
+  /// The members' ops of the collective communicator `comm` completes next, by member index
+  /// (only those that joined).
+  std::vector<OpRef> joined_members(CommId comm) const;
 
   std::size_t steps() const;
   const Scenario& scenario() const;

@@ -149,9 +149,6 @@ enum class ObjectType : std::uint64_t {
 };
 std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index);
 
-/// Whether two matched collectives agree on kind, counts, dtype, reduction op and root.
-bool collectives_agree(const Op& a, const Op& b);
-
 /// Runs a kernel / copy / scale update on one rank's buffers.
 void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant);
 

@@ -106,13 +106,6 @@ void complete_collective(const std::vector<const Joined*>& members, std::vector<
   }
 }
 
-bool collectives_agree(const Op& a, const Op& b) {
-  auto count = [](const std::vector<Range>& rs) { return rs.empty() ? 0u : rs.front().count; };
-  return a.kind == b.kind && count(a.reads) == count(b.reads) && count(a.writes) == count(b.writes) &&
-         a.dtype == b.dtype && (a.kind != OpKind::all_reduce && a.kind != OpKind::reduce_scatter ? true : a.reduce == b.reduce) &&
-         (a.kind != OpKind::broadcast || a.root == b.root);
-}
-
 std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index) {
   return (static_cast<std::uint64_t>(type) << 56) | (static_cast<std::uint64_t>(rank & 0xFFFFFF) << 32) | index;
 }

@@ -136,16 +136,7 @@ std::vector<float> JsonField::as_floats() const {
   return values;
 }
 
-std::size_t JsonField::as_choice(std::initializer_list<const char*> choices) const {
-  const std::string text = as_string();
-  std::size_t index = 0;
-  std::string all;
-  for (const char* choice : choices) {
-    if (text == choice) return index;
-    all += (index++ == 0 ? "" : "|") + std::string(choice);
-  }
-  fail(fmt::format("expected {}, {}", all, got()));
-}
+void JsonField::fail_choice(const std::string& choices) const { fail(fmt::format("expected {}, {}", choices, got())); }
 
 nlohmann::json float_to_json(float value) {
   if (std::isnan(value)) return "nan";

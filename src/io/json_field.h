@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "util/enum_names.h"
+
 namespace amaxcheck {
 
 class JsonField {
@@ -41,11 +43,17 @@ class JsonField {
   /// A float: a number, or one of the strings "inf", "-inf", "nan" (JSON has no literals).
   float as_float() const;
   std::vector<float> as_floats() const;
-  /// The index of the string in `choices`.
-  std::size_t as_choice(std::initializer_list<const char*> choices) const;
+  /// The enumerator named by the string (util/enum_names.h), else fails with every name.
+  template <typename E>
+  E as_enum() const {
+    if (auto value = parse_enum<E>(as_string())) return *value;
+    fail_choice(enum_name_list<E>("|"));
+  }
 
   /// Throws InputError "<where>: <path>: <what>".
   [[noreturn]] void fail(const std::string& what) const;
+  /// Throws "expected <choices>, got <this value>".
+  [[noreturn]] void fail_choice(const std::string& choices) const;
 
  private:
   std::string got() const;

@@ -67,18 +67,8 @@ Range read_range(const JsonField& field, const Rank& rank, bool replica = false)
 
 OpKind read_kind(const JsonField& field) {
   const std::string text = field.as_string();
-  std::string all;
-  for (int k = 0; k <= static_cast<int>(OpKind::host_wait); ++k) {
-    const auto kind = static_cast<OpKind>(k);
-    if (text == to_string(kind)) return kind;
-    all += (all.empty() ? "" : ", ") + std::string(to_string(kind));
-  }
-  field.fail(fmt::format("unknown op kind \"{}\"; expected one of: {}", text, all));
-}
-
-bool uses_event(OpKind k) {
-  return k == OpKind::event_record || k == OpKind::stream_wait_event || k == OpKind::work_wait ||
-         k == OpKind::event_synchronize;
+  if (auto kind = parse_enum<OpKind>(text)) return *kind;
+  field.fail(fmt::format("unknown op kind \"{}\"; expected one of: {}", text, enum_name_list<OpKind>(", ")));
 }
 
 Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::string>& comms) {
@@ -88,44 +78,36 @@ Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::stri
   op.kind = read_kind(field.at("kind"));
   if (auto f = field.find("name")) op.name = f->as_string();
   if (auto f = field.find("origin")) op.origin = f->as_string();
-  // Fields the kind needs are required; the rest are optional (and kept, for a lossless round trip).
+  // Fields the kind needs (model/op_kind.h) are required; the rest are optional (and kept, for a
+  // lossless round trip).
   const auto field_for = [&](const char* key, bool required) -> std::optional<JsonField> {
     return required ? std::optional<JsonField>(field.at(key)) : field.find(key);
   };
-  const bool collective = is_collective(op.kind);
-  if (auto f = field_for("stream", is_device_op(op.kind) || op.kind == OpKind::stream_synchronize)) {
-    op.stream = resolve(*f, names_of(rank.streams), "stream");
-  }
-  if (auto f = field_for("event", uses_event(op.kind))) op.event = resolve(*f, names_of(rank.events), "event");
-  if (auto f = field_for("comm", collective)) op.comm = resolve(*f, comms, "communicator");
-  const bool reduces = op.kind == OpKind::all_reduce || op.kind == OpKind::reduce_scatter;
-  if (auto f = field_for("reduce", reduces)) op.reduce = static_cast<ReduceOp>(f->as_choice({"max", "sum"}));
-  if (auto f = field.find("dtype")) op.dtype = static_cast<Dtype>(f->as_choice({"f32", "bf16"}));
-  if (auto f = field_for("root", op.kind == OpKind::broadcast)) op.root = f->as_uint();
-  if (auto f = field_for("format", op.kind == OpKind::fp8_cast)) {
-    op.format = static_cast<Fp8Format>(f->as_choice({"e4m3", "e5m2"}));
-  }
-  if (auto f = field_for("scale", op.kind == OpKind::scale_update)) {
+  const auto needs = [&](OpField f) { return has_field(op.kind, f); };
+  if (auto f = field_for("stream", needs(field_stream))) op.stream = resolve(*f, names_of(rank.streams), "stream");
+  if (auto f = field_for("event", needs(field_event))) op.event = resolve(*f, names_of(rank.events), "event");
+  if (auto f = field_for("comm", needs(field_comm))) op.comm = resolve(*f, comms, "communicator");
+  if (auto f = field_for("reduce", needs(field_reduce))) op.reduce = f->as_enum<ReduceOp>();
+  if (auto f = field.find("dtype")) op.dtype = f->as_enum<Dtype>();
+  if (auto f = field_for("root", needs(field_root))) op.root = f->as_uint();
+  if (auto f = field_for("format", needs(field_format))) op.format = f->as_enum<Fp8Format>();
+  if (auto f = field_for("scale", needs(field_scale))) {
     f->allow_only({"tensors", "history_len", "algo", "margin", "format"});
     op.scale.tensors = f->at("tensors").as_uint();
     op.scale.history_len = f->at("history_len").as_uint();
-    if (auto a = f->find("algo")) op.scale.algo = static_cast<HistoryAlgo>(a->as_choice({"max", "most_recent"}));
+    if (auto a = f->find("algo")) op.scale.algo = a->as_enum<HistoryAlgo>();
     if (auto m = f->find("margin")) op.scale.margin = m->as_int(-64, 64);
-    op.scale.format = static_cast<Fp8Format>(f->at("format").as_choice({"e4m3", "e5m2"}));
+    op.scale.format = f->at("format").as_enum<Fp8Format>();
   }
-  const bool has_ranges = is_device_op(op.kind) && op.kind != OpKind::event_record &&
-                          op.kind != OpKind::stream_wait_event && op.kind != OpKind::work_wait;
-  if (auto f = field_for("reads", has_ranges && op.kind != OpKind::fill)) {
+  if (auto f = field_for("reads", needs(field_reads))) {
     for (const JsonField& r : f->items()) op.reads.push_back(read_range(r, rank));
   }
-  if (auto f = field_for("writes", has_ranges)) {
+  if (auto f = field_for("writes", needs(field_writes))) {
     for (const JsonField& r : f->items()) op.writes.push_back(read_range(r, rank));
   }
-  if (auto f = field_for("values", op.kind == OpKind::fill)) op.values = f->as_floats();
-  if (auto f = field_for("flag", op.kind == OpKind::host_signal || op.kind == OpKind::host_wait)) {
-    op.flag = resolve(*f, rank.flags, "flag");
-  }
-  if (auto f = field_for("count", op.kind == OpKind::host_wait)) op.count = f->as_uint();
+  if (auto f = field_for("values", needs(field_values))) op.values = f->as_floats();
+  if (auto f = field_for("flag", needs(field_flag))) op.flag = resolve(*f, rank.flags, "flag");
+  if (auto f = field_for("count", needs(field_count))) op.count = f->as_uint();
   if (auto f = field.find("cost_us")) {
     op.cost_us = f->as_double();
     if (!(op.cost_us >= 0) || op.cost_us > 1e12) f->fail("expected a non-negative cost in microseconds");
@@ -190,8 +172,7 @@ Scenario read_explicit(const JsonField& doc, const std::string& where) {
   s.name = doc.find("name") ? doc.at("name").as_string() : where;
   s.source = doc.find("source") ? doc.at("source").as_string() : where;
   if (auto f = doc.find("kernels")) {
-    s.kernels = f->as_choice({"serialized", "concurrent"}) == 0 ? KernelConcurrency::serialized
-                                                                  : KernelConcurrency::concurrent;
+    s.kernels = f->as_enum<KernelConcurrency>();
   }
   if (auto f = doc.find("comms")) {
     for (const JsonField& c : f->items()) {

@@ -41,41 +41,33 @@ json range_json(const std::vector<std::string>& buffers, const Range& range) {
   return json{{"buffer", ref(buffers, range.buffer)}, {"offset", range.offset}, {"count", range.count}};
 }
 
-const char* reduce_name(ReduceOp op) { return op == ReduceOp::max ? "max" : "sum"; }
-const char* dtype_name(Dtype d) { return d == Dtype::f32 ? "f32" : "bf16"; }
-const char* format_name(Fp8Format f) { return f == Fp8Format::e4m3 ? "e4m3" : "e5m2"; }
-const char* algo_name(HistoryAlgo a) { return a == HistoryAlgo::max ? "max" : "most_recent"; }
-
-bool uses_event(OpKind k) {
-  return k == OpKind::event_record || k == OpKind::stream_wait_event || k == OpKind::work_wait ||
-         k == OpKind::event_synchronize;
-}
-
 json op_json(const Scenario& s, const Rank& rank, const Op& op) {
   const auto buffers = names_of(rank.buffers);
   json j;
   j["kind"] = to_string(op.kind);
   if (!op.name.empty()) j["name"] = op.name;
   if (!op.origin.empty()) j["origin"] = op.origin;
-  if (is_device_op(op.kind) || op.kind == OpKind::stream_synchronize || op.stream != 0) {
-    j["stream"] = ref(names_of(rank.streams), op.stream);
-  }
-  if (uses_event(op.kind) || op.event != 0) j["event"] = ref(names_of(rank.events), op.event);
+  // A field the kind uses (model/op_kind.h) is always written, any other when it differs from
+  // its default, so reading the file back gives the same Op.
+  const auto uses = [&](OpField f) { return has_field(op.kind, f); };
+  if (uses(field_stream) || op.stream != 0) j["stream"] = ref(names_of(rank.streams), op.stream);
+  if (uses(field_event) || op.event != 0) j["event"] = ref(names_of(rank.events), op.event);
   const bool collective = is_collective(op.kind);
-  if (collective || op.comm != 0) j["comm"] = ref(names_of(s.comms), op.comm);
-  if (collective || op.reduce != ReduceOp::max) j["reduce"] = reduce_name(op.reduce);
-  if (op.dtype != Dtype::f32) j["dtype"] = dtype_name(op.dtype);
-  if (op.kind == OpKind::broadcast || op.root != 0) j["root"] = op.root;
-  if (op.kind == OpKind::fp8_cast || op.format != Fp8Format::e4m3) j["format"] = format_name(op.format);
+  if (uses(field_comm) || op.comm != 0) j["comm"] = ref(names_of(s.comms), op.comm);
+  // Every collective carries its reduction (not only the kinds whose reduce op matters).
+  if (collective || op.reduce != ReduceOp::max) j["reduce"] = enum_name(op.reduce);
+  if (op.dtype != Dtype::f32) j["dtype"] = enum_name(op.dtype);
+  if (uses(field_root) || op.root != 0) j["root"] = op.root;
+  if (uses(field_format) || op.format != Fp8Format::e4m3) j["format"] = enum_name(op.format);
   const ScaleUpdateParams defaults;
-  if (op.kind == OpKind::scale_update || op.scale.tensors != defaults.tensors ||
+  if (uses(field_scale) || op.scale.tensors != defaults.tensors ||
       op.scale.history_len != defaults.history_len || op.scale.algo != defaults.algo ||
       op.scale.margin != defaults.margin || op.scale.format != defaults.format) {
     j["scale"] = json{{"tensors", op.scale.tensors},
                       {"history_len", op.scale.history_len},
-                      {"algo", algo_name(op.scale.algo)},
+                      {"algo", enum_name(op.scale.algo)},
                       {"margin", op.scale.margin},
-                      {"format", format_name(op.scale.format)}};
+                      {"format", enum_name(op.scale.format)}};
   }
   if (!op.reads.empty()) {
     j["reads"] = json::array();
@@ -85,11 +77,9 @@ json op_json(const Scenario& s, const Rank& rank, const Op& op) {
     j["writes"] = json::array();
     for (const Range& r : op.writes) j["writes"].push_back(range_json(buffers, r));
   }
-  if (op.kind == OpKind::fill || !op.values.empty()) j["values"] = floats(op.values);
-  if (op.kind == OpKind::host_signal || op.kind == OpKind::host_wait || op.flag != 0) {
-    j["flag"] = ref(rank.flags, op.flag);
-  }
-  if (op.kind == OpKind::host_wait || op.count != 0) j["count"] = op.count;
+  if (uses(field_values) || !op.values.empty()) j["values"] = floats(op.values);
+  if (uses(field_flag) || op.flag != 0) j["flag"] = ref(rank.flags, op.flag);
+  if (uses(field_count) || op.count != 0) j["count"] = op.count;
   if (op.cost_us != 0) j["cost_us"] = op.cost_us;
   return j;
 }
@@ -149,7 +139,7 @@ json scenario_to_json(const Scenario& s) {
   json j;
   j["name"] = s.name;
   j["source"] = s.source;
-  j["kernels"] = s.kernels == KernelConcurrency::serialized ? "serialized" : "concurrent";
+  j["kernels"] = enum_name(s.kernels);
   j["comms"] = json::array();
   for (const Communicator& c : s.comms) j["comms"].push_back(json{{"name", c.name}, {"members", c.members}});
   j["ranks"] = json::array();

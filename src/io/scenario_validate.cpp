@@ -108,18 +108,13 @@ class Validator {
 
   void op(RankId r, const Op& op, const std::string& path) const {
     const Rank& rank = s_.ranks[r];
-    if (is_device_op(op.kind) && op.stream >= rank.streams.size()) {
+    if (has_field(op.kind, field_stream) && op.stream >= rank.streams.size()) {
       fail(path + ".stream", fmt::format("stream {} out of range (the rank has {} streams)", op.stream, rank.streams.size()));
     }
-    if (op.kind == OpKind::stream_synchronize && op.stream >= rank.streams.size()) {
-      fail(path + ".stream", fmt::format("stream {} out of range (the rank has {} streams)", op.stream, rank.streams.size()));
-    }
-    const bool uses_event = op.kind == OpKind::event_record || op.kind == OpKind::stream_wait_event ||
-                            op.kind == OpKind::work_wait || op.kind == OpKind::event_synchronize;
-    if (uses_event && op.event >= rank.events.size()) {
+    if (has_event(op.kind) && op.event >= rank.events.size()) {
       fail(path + ".event", fmt::format("event {} out of range (the rank has {} events)", op.event, rank.events.size()));
     }
-    if ((op.kind == OpKind::host_signal || op.kind == OpKind::host_wait) && op.flag >= rank.flags.size()) {
+    if (has_field(op.kind, field_flag) && op.flag >= rank.flags.size()) {
       fail(path + ".flag", fmt::format("flag {} out of range (the rank has {} flags)", op.flag, rank.flags.size()));
     }
     if (op.kind == OpKind::host_wait && op.count == 0) fail(path + ".count", "expected a signal count of at least 1");
@@ -138,20 +133,19 @@ class Validator {
       }
       members = comm.members.size();
     }
+    const OpKindInfo& info = op_kind_info(op.kind);
+    if (info.reads != any_ranges) arity(op, static_cast<std::size_t>(info.reads), static_cast<std::size_t>(info.writes), path);
     switch (op.kind) {
       case OpKind::fill:
-        arity(op, 0, 1, path);
         if (op.values.size() != op.writes[0].count) {
           fail(path + ".values", fmt::format("expected {} values (the write range's count), got {}", op.writes[0].count,
                                              op.values.size()));
         }
         break;
       case OpKind::local_amax:
-        arity(op, 1, 1, path);
         count(op.writes[0], 1, path + ".writes[0]", "local_amax writes one value");
         break;
       case OpKind::fp8_cast:
-        arity(op, 2, 1, path);
         count(op.reads[1], 1, path + ".reads[1]", "the scale is one value");
         count(op.writes[0], op.reads[0].count, path + ".writes[0]", "the input's count");
         break;
@@ -165,7 +159,6 @@ class Validator {
         }
         break;
       case OpKind::scale_update: {
-        arity(op, 2, 3, path);
         if (op.scale.tensors == 0) fail(path + ".scale.tensors", "expected at least 1 tensor");
         if (op.scale.history_len == 0) fail(path + ".scale.history_len", "expected a history length of at least 1");
         const std::uint64_t history = std::uint64_t{op.scale.tensors} * op.scale.history_len;
@@ -178,23 +171,19 @@ class Validator {
       }
       case OpKind::all_reduce:
       case OpKind::broadcast:
-        arity(op, 1, 1, path);
         count(op.writes[0], op.reads[0].count, path + ".writes[0]", "the input's count");
-        if (op.kind == OpKind::broadcast && op.root >= members) {
+        if (has_root(op.kind) && op.root >= members) {
           fail(path + ".root", fmt::format("root member {} out of range (the communicator has {} members)", op.root, members));
         }
         break;
       case OpKind::all_gather:
-        arity(op, 1, 1, path);
         count(op.writes[0], std::uint64_t{op.reads[0].count} * members, path + ".writes[0]", "input count x members");
         break;
       case OpKind::reduce_scatter:
-        arity(op, 1, 1, path);
         count(op.reads[0], std::uint64_t{op.writes[0].count} * members, path + ".reads[0]", "output count x members");
         break;
       default:
-        arity(op, 0, 0, path);
-        break;
+        break;  // no ranges to size (the arity above checked there are none)
     }
   }
 

@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "model/op_kind.h"
+#include "util/enum_names.h"
+
 namespace amaxcheck {
 
 using RankId = std::uint32_t;
@@ -32,6 +35,30 @@ enum class HistoryAlgo : std::uint8_t { max, most_recent };
 /// in launch order); `concurrent` is NCCL >= 2.26 on CUDA >= 12.3.
 enum class KernelConcurrency : std::uint8_t { serialized, concurrent };
 
+template <>
+struct EnumNames<Dtype> {
+  static constexpr std::array table{EnumName<Dtype>{Dtype::f32, "f32"}, EnumName<Dtype>{Dtype::bf16, "bf16"}};
+};
+template <>
+struct EnumNames<ReduceOp> {
+  static constexpr std::array table{EnumName<ReduceOp>{ReduceOp::max, "max"}, EnumName<ReduceOp>{ReduceOp::sum, "sum"}};
+};
+template <>
+struct EnumNames<Fp8Format> {
+  static constexpr std::array table{EnumName<Fp8Format>{Fp8Format::e4m3, "e4m3"},
+                                    EnumName<Fp8Format>{Fp8Format::e5m2, "e5m2"}};
+};
+template <>
+struct EnumNames<HistoryAlgo> {
+  static constexpr std::array table{EnumName<HistoryAlgo>{HistoryAlgo::max, "max"},
+                                    EnumName<HistoryAlgo>{HistoryAlgo::most_recent, "most_recent"}};
+};
+template <>
+struct EnumNames<KernelConcurrency> {
+  static constexpr std::array table{EnumName<KernelConcurrency>{KernelConcurrency::serialized, "serialized"},
+                                    EnumName<KernelConcurrency>{KernelConcurrency::concurrent, "concurrent"}};
+};
+
 /// A contiguous element range of one of a rank's buffers.
 struct Range {
   BufferId buffer = 0;
@@ -44,37 +71,6 @@ struct Range {
   }
   friend bool operator==(const Range&, const Range&) = default;
 };
-
-enum class OpKind : std::uint8_t {
-  // Device kernels (run on `stream`).
-  fill,          ///< writes[0] = values (a compute step producing a tensor)
-  local_amax,    ///< writes[0][0] = max |reads[0]| (NaN-ignoring, like fmaxf)
-  fp8_cast,      ///< writes[0] = fp8(reads[0] * reads[1][0]) in `format`, saturating
-  copy,          ///< writes[i] = reads[i] for every i (copy, concatenate and split)
-  scale_update,  ///< amax_and_scale_update; see ScaleUpdateParams
-  // Collectives (run on `stream`, matched per communicator by issue order).
-  all_reduce,      ///< writes[0] = reduce(reads[0]) over members; in place when ranges equal
-  all_gather,      ///< writes[0] (count c*m) = concat of every member's reads[0] (count c)
-  reduce_scatter,  ///< writes[0] (count c) = this member's slice of reduce(reads[0]) (c*m)
-  broadcast,       ///< writes[0] = root member's reads[0]
-  // Stream-ordering ops (run on `stream`).
-  event_record,       ///< records `event` on `stream`
-  stream_wait_event,  ///< `stream` waits for the latest record of `event` at issue time
-  work_wait,          ///< Work.wait(): a stream wait on a collective's completion event
-  // Host-blocking ops (run on the issuing host thread).
-  stream_synchronize,  ///< host blocks until `stream` has drained what was issued before
-  event_synchronize,   ///< host blocks until the latest record of `event` completed
-  device_synchronize,  ///< host blocks until every stream of the rank drained
-  // Host-thread coordination (e.g. loss.backward() returning once the autograd thread is done).
-  host_signal,  ///< increments the rank's host flag `flag`
-  host_wait,    ///< host blocks until host flag `flag` was signalled at least `count` times
-};
-
-const char* to_string(OpKind kind);
-bool is_collective(OpKind kind);
-bool is_host_blocking(OpKind kind);  // the *_synchronize ops and host_wait
-bool is_host_op(OpKind kind);        // runs on the issuing thread: host-blocking + host_signal
-bool is_device_op(OpKind kind);      // everything that is queued on a stream
 
 /// Parameters of amax_and_scale_update over `tensors` tensors with a `history_len` window.
 /// reads: [0] history (history_len x tensors, row-major, row 0 = newest), [1] scale (tensors)

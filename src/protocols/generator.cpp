@@ -120,7 +120,7 @@ void ProgramGenerator::write_amax_all_reduce(RankState& rs, ThreadId thread, Ran
   w.emit(thread, event_record_op(rs.compute, ready), "record_amax_" + tag + "_ready", where);
   w.emit(thread, stream_wait_event_op(rs.nccl, ready), "nccl_wait_amax_" + tag + "_ready", where);
   w.emit(thread, collective_op(OpKind::all_reduce, rs.nccl, *rs.amax_comm, ReduceOp::max, range, range),
-         "amax_reduce_" + tag, where);
+         fmt::format("{}_{}", amax_reduction_name_prefix, tag), where);
   w.emit(thread, event_record_op(rs.nccl, done), "record_amax_" + tag + "_done", where);
   if (sync) w.emit(thread, work_wait_op(rs.compute, done), "wait_amax_" + tag, where);
 }

@@ -1,5 +1,5 @@
 // The knob table: one entry per knob, with its documentation, its parser and its printer.
-// set_knob, knob_docs, knob_args and add_knob_options (knob_options.cpp) all read this table,
+// set_knob, knob_docs, knob_args and add_knob_options (sim/cli/knob_options.cpp) all read this table,
 // so the command line, scenario files and `amaxcheck protocols` can never disagree.
 #include "protocols/knob_table.h"
 
@@ -32,29 +32,19 @@ KnobEntry uint_knob(std::string name, std::uint32_t ProtocolKnobs::*field, std::
   return entry;
 }
 
-/// A knob whose value is one of `choices`, stored as the enum with the same index.
+/// A knob whose value is one of the enum's names (its EnumNames table).
 template <typename Enum>
-KnobEntry choice_knob(std::string name, Enum ProtocolKnobs::*field,
-                      std::initializer_list<const char*> choices, std::string help) {
+KnobEntry choice_knob(std::string name, Enum ProtocolKnobs::*field, std::string help) {
   KnobEntry entry;
-  std::vector<std::string> names(choices.begin(), choices.end());
-  std::string values;
-  for (std::size_t i = 0; i < names.size(); ++i) values += (i == 0 ? "" : "|") + names[i];
-  entry.doc = {name, "", values, std::move(help)};
-  entry.set = [field, names](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (v == names[i]) {
-        k.*field = static_cast<Enum>(i);
-        return std::nullopt;
-      }
+  entry.doc = {name, "", enum_name_list<Enum>("|"), std::move(help)};
+  entry.set = [field](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
+    if (auto value = parse_enum<Enum>(v)) {
+      k.*field = *value;
+      return std::nullopt;
     }
-    std::string all;
-    for (std::size_t i = 0; i < names.size(); ++i) all += (i == 0 ? "" : "|") + names[i];
-    return fmt::format("expected {}, got \"{}\"", all, v);
+    return fmt::format("expected {}, got \"{}\"", enum_name_list<Enum>("|"), v);
   };
-  entry.show = [field, names](const ProtocolKnobs& k) {
-    return std::vector<std::string>{names[static_cast<std::size_t>(k.*field)]};
-  };
+  entry.show = [field](const ProtocolKnobs& k) { return std::vector<std::string>{enum_name(k.*field)}; };
   return entry;
 }
 
@@ -80,17 +70,17 @@ KnobEntry rule_knob(std::string name, std::vector<Rule> ProtocolKnobs::*field,
 
 std::vector<KnobEntry> make_table() {
   std::vector<KnobEntry> table;
-  table.push_back(choice_knob("comm", &ProtocolKnobs::comm, {"shared", "separate"},
+  table.push_back(choice_knob("comm", &ProtocolKnobs::comm,
                               "amax reduction on the DP communicator that also carries the gradient "
                               "buckets, or on a communicator of its own over the same ranks"));
-  table.push_back(choice_knob("wait", &ProtocolKnobs::wait, {"before-copy", "after-copy"},
+  table.push_back(choice_knob("wait", &ProtocolKnobs::wait,
                               "te-async: where the first module of the next forward waits on the "
                               "forward reduction handle, relative to its copy-back from the global buffer "
                               "(after-copy is the historical TE release, which moved only the forward wait)"));
-  table.push_back(choice_knob("wait-bwd", &ProtocolKnobs::wait_bwd, {"before-copy", "after-copy"},
+  table.push_back(choice_knob("wait-bwd", &ProtocolKnobs::wait_bwd,
                               "te-async: the same for the backward: where the first module of the next "
                               "backward waits on the backward reduction handle"));
-  table.push_back(choice_knob("amax-order", &ProtocolKnobs::amax_order, {"same", "rank-dependent"},
+  table.push_back(choice_knob("amax-order", &ProtocolKnobs::amax_order,
                               "delayed scaling: where the backward amax reduction is launched relative "
                               "to the last gradient bucket (rank-dependent: even members of each DP group before, odd ones after)"));
   table.push_back(uint_knob("dp", &ProtocolKnobs::dp, 1, 1024, "data-parallel size"));
@@ -111,7 +101,7 @@ std::vector<KnobEntry> make_table() {
                             "autocasts (forward + backward) per iteration; gradients reduce on the last"));
   table.push_back(uint_knob("iters", &ProtocolKnobs::iters, 1, 1024, "training iterations"));
   table.push_back(uint_knob("history", &ProtocolKnobs::history, 1, 4096, "amax history length (delayed scaling)"));
-  table.push_back(choice_knob("algo", &ProtocolKnobs::algo, {"max", "most_recent"},
+  table.push_back(choice_knob("algo", &ProtocolKnobs::algo,
                               "amax from the history window: its max, or the most recent row"));
   {
     KnobEntry margin;
@@ -120,7 +110,7 @@ std::vector<KnobEntry> make_table() {
     margin.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.margin)}; };
     table.push_back(std::move(margin));
   }
-  table.push_back(choice_knob("kernels", &ProtocolKnobs::kernels, {"serialized", "concurrent"},
+  table.push_back(choice_knob("kernels", &ProtocolKnobs::kernels,
                               "collective kernel concurrency: one collective kernel at a time per device "
                               "(NCCL < 2.26), or kernels of different communicators may overlap"));
   {
@@ -140,7 +130,7 @@ std::vector<KnobEntry> make_table() {
     table.push_back(std::move(group));
   }
   table.push_back(uint_knob("buckets", &ProtocolKnobs::buckets, 1, 256, "DDP gradient buckets per iteration"));
-  table.push_back(choice_knob("grad-op", &ProtocolKnobs::grad_op, {"all-reduce", "reduce-scatter"},
+  table.push_back(choice_knob("grad-op", &ProtocolKnobs::grad_op,
                               "gradient bucket collective (reduce-scatter: distributed optimizer)"));
   {
     KnobEntry overlap;

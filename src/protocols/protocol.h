@@ -24,13 +24,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/scenario.h"
-
-namespace CLI {
-class App;
-}
 
 namespace amaxcheck {
 
@@ -39,6 +36,32 @@ enum class CommChoice : std::uint8_t { shared, separate };
 enum class WaitPoint : std::uint8_t { before_copy, after_copy };
 enum class AmaxOrder : std::uint8_t { same, rank_dependent };
 enum class GradOp : std::uint8_t { all_reduce, reduce_scatter };
+
+// The knob spellings of the choice knobs (knobs.cpp reads them; `amaxcheck protocols` lists them).
+template <>
+struct EnumNames<CommChoice> {
+  static constexpr std::array table{EnumName<CommChoice>{CommChoice::shared, "shared"},
+                                    EnumName<CommChoice>{CommChoice::separate, "separate"}};
+};
+template <>
+struct EnumNames<WaitPoint> {
+  static constexpr std::array table{EnumName<WaitPoint>{WaitPoint::before_copy, "before-copy"},
+                                    EnumName<WaitPoint>{WaitPoint::after_copy, "after-copy"}};
+};
+template <>
+struct EnumNames<AmaxOrder> {
+  static constexpr std::array table{EnumName<AmaxOrder>{AmaxOrder::same, "same"},
+                                    EnumName<AmaxOrder>{AmaxOrder::rank_dependent, "rank-dependent"}};
+};
+template <>
+struct EnumNames<GradOp> {
+  static constexpr std::array table{EnumName<GradOp>{GradOp::all_reduce, "all-reduce"},
+                                    EnumName<GradOp>{GradOp::reduce_scatter, "reduce-scatter"}};
+};
+
+/// Generated amax reductions are named "<prefix>_<fwd|bwd|...>"; hand-written scenario files use
+/// the same convention (traces/SCENARIO.md), and the cost metrics find amax reductions by it.
+inline constexpr std::string_view amax_reduction_name_prefix = "amax_reduce";
 enum class Direction : std::uint8_t { forward, backward };
 /// The amax reduction group. CP ranks hold replicas / shards of the same tensors, so every
 /// named group includes them: `dp` = DP x CP (Megatron's gradient group), `tp` = TP x CP,
@@ -153,10 +176,6 @@ void validate_knobs(const ProtocolKnobs& knobs);
 std::vector<std::string> knob_args(const ProtocolKnobs& knobs);
 /// "amaxcheck check te-async --comm shared ...": the command line that rebuilds the scenario.
 std::string command_line(const ProtocolKnobs& knobs);
-
-/// Adds one `--<knob>` option per knob to `app`, writing into `knobs` (which must outlive the
-/// parse). A bad value is a CLI11 validation error naming the option and what was expected.
-void add_knob_options(CLI::App& app, ProtocolKnobs& knobs);
 
 /// Validates the knobs and generates the scenario, checks included.
 Scenario build_protocol(const ProtocolKnobs& knobs);

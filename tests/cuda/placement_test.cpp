@@ -3,6 +3,7 @@
 
 #include "cuda/placement.h"
 #include "model/builder.h"
+#include "model/split_communicators.h"
 #include "util/check.h"
 
 namespace amaxcheck::gpu {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/knob_options.h"
 #include "io/scenario_json.h"
 #include "protocols/protocol.h"
 #include "run_protocol.h"
@@ -75,7 +76,7 @@ TEST(Knobs, the_source_command_line_rebuilds_the_same_scenario) {
   ProtocolKnobs parsed;
   std::string protocol;
   app.add_option("protocol", protocol);
-  add_knob_options(app, parsed);
+  cli::add_knob_options(app, parsed);
   app.parse(scenario.source.substr(std::string("amaxcheck check ").size()), false);
   parsed.protocol = *parse_protocol(protocol);
   EXPECT_EQ(command_line(parsed), scenario.source);
@@ -85,7 +86,7 @@ TEST(Knobs, the_source_command_line_rebuilds_the_same_scenario) {
 TEST(Knobs, cli_options_reject_a_bad_value_with_the_option_name) {
   CLI::App app;
   ProtocolKnobs knobs;
-  add_knob_options(app, knobs);
+  cli::add_knob_options(app, knobs);
   try {
     app.parse("--wait sometime", false);
     FAIL() << "accepted --wait sometime";
@@ -99,7 +100,7 @@ TEST(Knobs, repeatable_options_accumulate_one_value_per_occurrence) {
   CLI::App app;
   ProtocolKnobs knobs;
   std::vector<std::string> rest;
-  add_knob_options(app, knobs);
+  cli::add_knob_options(app, knobs);
   app.add_option("rest", rest);
   app.parse("--skip 1:0 --skip 2:1:0 positional", false);
   ASSERT_EQ(knobs.skips.size(), 2u);

@@ -9,8 +9,8 @@ safety_map: designs × x values, each cell coloured by verdict and labelled with
 from __future__ import annotations
 
 from .. import atomic
+from ..program import short_kind
 from .grid import Grid
-from .report import KIND_SHORT
 from .results import VERDICT_ERROR, Row
 
 _CELL = {"proven_clean": (0, "#2e7d32", "proven clean (exhaustive search complete)"),
@@ -104,7 +104,7 @@ def _cell(row: Row | None) -> tuple[str, str]:
     if row is None or row.verdict == "skipped":
         return "none", ""
     if row.verdict == "hazard":
-        return "hazard", "\n".join(KIND_SHORT.get(k, k) for k in row.hazard_kinds)
+        return "hazard", "\n".join(short_kind(k) for k in row.hazard_kinds)
     if row.verdict == "proven_clean":
         return "proven_clean", "proof"
     if row.verdict == "no_hazard_found":

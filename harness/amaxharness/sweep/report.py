@@ -8,13 +8,10 @@ from __future__ import annotations
 import csv
 import io
 
+from ..program import short_kind
 from .grid import Grid
 from .results import VERDICT_ERROR, Row
 
-KIND_SHORT = {"data_race": "race", "collective_mismatch": "mismatch",
-              "ordering_hazard": "order", "unjoined_collective": "unjoined",
-              "deadlock": "deadlock", "value_mismatch": "value",
-              "replica_divergence": "divergence"}
 
 
 VERDICT_WORDS = {"proven_clean": "proven clean", "no_hazard_found": "no hazard found",
@@ -159,7 +156,7 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
     for r in rows:
         body.append([str(r.point[k]) for k in keys] + [
             VERDICT_WORDS.get(r.verdict, r.verdict),
-            ", ".join(KIND_SHORT.get(k, k) for k in r.hazard_kinds) or "–",
+            ", ".join(short_kind(k) for k in r.hazard_kinds) or "–",
             "–" if r.runs is None else str(r.runs),
             "–" if r.complete is None else ("yes" if r.complete else "no"),
             *(("hung",) * 4 if r.timed_verdict == "hung" else

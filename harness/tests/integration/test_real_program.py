@@ -17,6 +17,15 @@ pytestmark = pytest.mark.integration
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "traces" / "fr"
 
 
+def test_the_hazard_kinds_are_the_programs_own_table(real_bin):
+    from amaxharness import program
+    kinds = program.hazard_kinds()
+    names = [k.name for k in kinds]
+    assert names[0] == "data_race" and "replica_divergence" in names and len(set(names)) == len(names)
+    assert all(k.short and k.description for k in kinds)
+    assert program.short_kind("collective_mismatch") == "mismatch"
+
+
 def test_a_small_seed_sweep_gives_the_predicted_verdicts_and_cost_figures(tmp_path, real_bin,
                                                                          cli):
     out = tmp_path / "out"

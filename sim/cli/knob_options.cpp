@@ -1,10 +1,9 @@
 // Command-line options for the knobs: one `--<knob>` per entry of the knob table.
-#include <CLI/CLI.hpp>
-
+#include "cli/knob_options.h"
 
 #include "protocols/knob_table.h"
 
-namespace amaxcheck {
+namespace amaxcheck::cli {
 namespace {
 
 /// Runs the knob's parser on a scratch copy, so a bad value fails CLI11's validation (with the
@@ -53,4 +52,4 @@ void add_knob_options(CLI::App& app, ProtocolKnobs& knobs) {
   }
 }
 
-}  // namespace amaxcheck
+}  // namespace amaxcheck::cli
