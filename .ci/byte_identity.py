@@ -19,6 +19,8 @@ masked. Exit status: 0 identical, 1 differences (listed), 2 bad usage or a build
   .ci/byte_identity.py                       # merge-base with main vs the working tree
   .ci/byte_identity.py --old v1 --ignore hazard_kinds
   .ci/byte_identity.py --old-bin /path/to/old/amaxcheck   # skip building the old commit
+
+Builds use nice, BYTE_IDENTITY_JOBS (default 2) jobs and BYTE_IDENTITY_MESON_ARGS (default none).
 """
 from __future__ import annotations
 
@@ -62,7 +64,9 @@ def build(src: Path, build_dir: Path) -> Path:
     env = dict(os.environ)
     env.setdefault("CCACHE_BASEDIR", str(ROOT.parent))
     if not (build_dir / "build.ninja").exists():
-        subprocess.run(["meson", "setup", str(build_dir), str(src), "-Dcuda=disabled"], check=True, env=env,
+        # The project's default options, as in every checkout, so ccache has the objects already.
+        extra = os.environ.get("BYTE_IDENTITY_MESON_ARGS", "").split()
+        subprocess.run(["meson", "setup", str(build_dir), str(src), *extra], check=True, env=env,
                        stdout=subprocess.DEVNULL)
     jobs = os.environ.get("BYTE_IDENTITY_JOBS", "2")
     subprocess.run(["nice", "ninja", "-C", str(build_dir), f"-j{jobs}", "sim/amaxcheck"], check=True, env=env,
