@@ -13,8 +13,9 @@ temporary worktree and build folder, builds the current tree, then runs both on 
 
 Every output file, stdout and exit code is compared byte for byte. JSON and JSON Lines files are
 compared after dropping the keys named with --ignore (at any depth), so a field a branch adds can
-be allowed explicitly; `seconds` (wall time) is always dropped and the demo table's time column is
-masked. Exit status: 0 identical, 1 differences (listed), 2 bad usage or a build failure.
+be allowed explicitly; `seconds` (wall time) is always dropped, and wall-clock text is masked (the
+demo table's time column, stderr progress lines, what a time budget reached). Exit status:
+0 identical, 1 differences (listed), 2 bad usage or a build failure.
 
   .ci/byte_identity.py                       # merge-base with main vs the working tree
   .ci/byte_identity.py --old v1 --ignore hazard_kinds
@@ -184,6 +185,8 @@ def normalized(path: Path, ignored: set[str]) -> str:
     text = re.sub(r"--- stdout\n(\{.*\})\n--- stderr",
                   lambda m: "--- stdout\n" + json.dumps(strip(json.loads(m.group(1)), ignored), indent=1)
                   + "\n--- stderr", text, flags=re.S)
+    text = re.sub(r"^progress: .*\n", "", text, flags=re.M)  # wall-clock progress lines on stderr
+    text = re.sub(r"inconclusive after (\d+) s \(\d+ schedules", r"inconclusive after \1 s (<n> schedules", text)
     text = re.sub(r"\b\d+\.\d\ds\b", "<time>s", text)  # the demo's time column
     return re.sub(r", \d+\.\d\d s\b", ", <time> s", text)  # check's "N steps, T s"
 
