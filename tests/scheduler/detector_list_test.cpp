@@ -17,7 +17,10 @@ class CollectiveCounter final : public Detector {
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_issue(const IssueEvent& event) override { issued_ += is_collective(event.site.op->kind) ? 1 : 0; }
   void on_finish(const Engine&) override {
-    hazards_.push_back(Hazard{HazardKind::value_mismatch, std::to_string(issued_) + " collectives issued", {}, {}});
+    Hazard h;
+    h.kind = HazardKind::value_mismatch;
+    h.summary = std::to_string(issued_) + " collectives issued";
+    hazards_.push_back(std::move(h));
   }
 
  private:
