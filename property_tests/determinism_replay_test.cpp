@@ -15,8 +15,8 @@
 #include "model/builder.h"
 #include "observed_run.h"
 #include "scheduler/replay_strategy.h"
-#include "scheduler/reproduce.h"
-#include "scheduler/shrink.h"
+#include "trace/reproduce.h"
+#include "shrink/shrink.h"
 #include "util/check.h"
 
 namespace amaxcheck::props {

@@ -10,8 +10,8 @@
 
 #include "io/scenario_json.h"
 #include "scheduler/replay_strategy.h"
-#include "scheduler/reproduce.h"
-#include "scheduler/scenario_hash.h"
+#include "trace/reproduce.h"
+#include "io/scenario_hash.h"
 
 namespace amaxcheck {
 
@@ -32,7 +32,7 @@ namespace {
 /// the same property are removed so the folder keeps one counterexample per property.
 std::string stem_for(const std::string& property, const Scenario& scenario) {
   static std::map<std::string, std::string> last_stem;  // property -> stem (tests run on one thread)
-  std::string hash = sched::scenario_hash(scenario);  // "fnv1a64:0123abcd..."
+  std::string hash = scenario_hash(scenario);  // "fnv1a64:0123abcd..."
   hash = hash.substr(hash.find(':') + 1);
   const std::string stem = fmt::format("{}/{}-{}", failure_folder(), property, hash);
   auto [it, fresh] = last_stem.try_emplace(property, stem);

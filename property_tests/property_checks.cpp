@@ -5,7 +5,7 @@
 #include <set>
 
 #include "failure_report.h"
-#include "scheduler/reproduce.h"
+#include "trace/reproduce.h"
 
 namespace amaxcheck::props {
 namespace {

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include "scheduler/reproduce.h"
+#include "trace/reproduce.h"
 
 namespace amaxcheck::cli {
 

@@ -7,7 +7,7 @@
 
 #include "cli/cost_metrics.h"
 #include "scheduler/explore.h"
-#include "scheduler/trace.h"
+#include "trace/trace.h"
 
 namespace amaxcheck::cli {
 

@@ -10,7 +10,7 @@
 #include "cli/scenario_target.h"
 #include "cli/verdict_report.h"
 #include "model/split_communicators.h"
-#include "scheduler/reproduce.h"
+#include "trace/reproduce.h"
 #include "scheduler/strategy_table.h"
 #include "util/check.h"
 

@@ -12,7 +12,7 @@
 #include "cli/hazard_report.h"
 #include "cli/verdict_report.h"
 #include "protocols/protocol.h"
-#include "scheduler/perfetto.h"
+#include "export/perfetto.h"
 
 namespace amaxcheck::cli {
 namespace {

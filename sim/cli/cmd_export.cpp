@@ -2,8 +2,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "scheduler/perfetto.h"
-#include "scheduler/trace.h"
+#include "export/perfetto.h"
+#include "trace/trace.h"
 
 namespace amaxcheck::cli {
 namespace {

@@ -7,9 +7,9 @@
 
 #include "cli/commands.h"
 #include "cli/verdict_report.h"
-#include "scheduler/atomic_file.h"
-#include "scheduler/reproduce.h"
-#include "scheduler/trace.h"
+#include "util/atomic_file.h"
+#include "trace/reproduce.h"
+#include "trace/trace.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -42,7 +42,7 @@ std::string determinism_verdict(const sched::Trace& trace, const Scenario& scena
   };
   const std::string first = regenerate();
   const std::string second = regenerate();
-  const std::string file = sched::read_file(path);
+  const std::string file = read_file(path);
   deterministic = first == second && first == file;
   if (first != second) return "not deterministic: two replays wrote different traces";
   if (first != file) return "the replay is deterministic but differs from the file (written by another version?)";

@@ -4,9 +4,9 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "scheduler/reproduce.h"
-#include "scheduler/shrink.h"
-#include "scheduler/trace.h"
+#include "trace/reproduce.h"
+#include "shrink/shrink.h"
+#include "trace/trace.h"
 #include "util/check.h"
 
 namespace amaxcheck::cli {

@@ -10,26 +10,12 @@
 
 namespace amaxcheck::sched {
 
-const char* to_string(RunOutcome outcome) {
-  switch (outcome) {
-    case RunOutcome::finished: return "finished";
-    case RunOutcome::stuck: return "stuck";
-    case RunOutcome::stopped: return "stopped";
-    case RunOutcome::step_limit: return "step_limit";
-    case RunOutcome::time_limit: return "time_limit";
-  }
-  return "?";
-}
+const char* to_string(RunOutcome outcome) { return enum_name(outcome); }
 
 bool parse_run_outcome(const std::string& text, RunOutcome& out) {
-  for (RunOutcome o :
-       {RunOutcome::finished, RunOutcome::stuck, RunOutcome::stopped, RunOutcome::step_limit, RunOutcome::time_limit}) {
-    if (text == to_string(o)) {
-      out = o;
-      return true;
-    }
-  }
-  return false;
+  const auto outcome = parse_enum<RunOutcome>(text);
+  if (outcome) out = *outcome;
+  return outcome.has_value();
 }
 
 bool RunResult::has_hazard(HazardKind kind) const {

@@ -48,6 +48,23 @@ enum class RunOutcome : std::uint8_t {
   time_limit,  ///< RunOptions::deadline passed (explorations drop such runs: never in a trace)
 };
 
+}  // namespace amaxcheck::sched
+
+namespace amaxcheck {
+template <>
+struct EnumNames<sched::RunOutcome> {
+  static constexpr std::array table{
+      EnumName<sched::RunOutcome>{sched::RunOutcome::finished, "finished"},
+      EnumName<sched::RunOutcome>{sched::RunOutcome::stuck, "stuck"},
+      EnumName<sched::RunOutcome>{sched::RunOutcome::stopped, "stopped"},
+      EnumName<sched::RunOutcome>{sched::RunOutcome::step_limit, "step_limit"},
+      EnumName<sched::RunOutcome>{sched::RunOutcome::time_limit, "time_limit"}};
+};
+}  // namespace amaxcheck
+
+namespace amaxcheck::sched {
+
+/// The traces' "outcome" words: the enumerators' names.
 const char* to_string(RunOutcome outcome);
 bool parse_run_outcome(const std::string& text, RunOutcome& out);
 

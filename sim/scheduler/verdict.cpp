@@ -2,15 +2,7 @@
 
 namespace amaxcheck::sched {
 
-const char* to_string(VerdictKind kind) {
-  switch (kind) {
-    case VerdictKind::hazard: return "hazard";
-    case VerdictKind::proven_clean: return "proven_clean";
-    case VerdictKind::no_hazard_found: return "no_hazard_found";
-    case VerdictKind::inconclusive: return "inconclusive";
-  }
-  return "?";
-}
+const char* to_string(VerdictKind kind) { return enum_name(kind); }
 
 std::vector<std::string> CutShort::causes() const {
   std::vector<std::string> out;

@@ -12,14 +12,33 @@
 /// - inconclusive: a step cap, the schedule cap, the preemption bound or the time budget cut
 ///   a run or the search short (CutShort says which, and by how much).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "util/enum_names.h"
+
 namespace amaxcheck::sched {
 
 enum class VerdictKind : std::uint8_t { hazard, proven_clean, no_hazard_found, inconclusive };
+
+}  // namespace amaxcheck::sched
+
+namespace amaxcheck {
+/// The --json words.
+template <>
+struct EnumNames<sched::VerdictKind> {
+  static constexpr std::array table{
+      EnumName<sched::VerdictKind>{sched::VerdictKind::hazard, "hazard"},
+      EnumName<sched::VerdictKind>{sched::VerdictKind::proven_clean, "proven_clean"},
+      EnumName<sched::VerdictKind>{sched::VerdictKind::no_hazard_found, "no_hazard_found"},
+      EnumName<sched::VerdictKind>{sched::VerdictKind::inconclusive, "inconclusive"}};
+};
+}  // namespace amaxcheck
+
+namespace amaxcheck::sched {
 
 /// "hazard", "proven_clean", "no_hazard_found", "inconclusive" (the --json words).
 const char* to_string(VerdictKind kind);

@@ -15,14 +15,7 @@
 
 namespace amaxcheck::gpu {
 
-const char* to_string(CommCreation creation) {
-  switch (creation) {
-    case CommCreation::split_shared: return "split-shared";
-    case CommCreation::split_unshared: return "split";
-    case CommCreation::fresh_init: return "fresh-init";
-  }
-  return "?";
-}
+const char* to_string(CommCreation creation) { return enum_name(creation); }
 
 namespace {
 

@@ -46,6 +46,21 @@ enum class CommCreation : std::uint8_t {
   split_unshared,  ///< ncclCommSplit with splitShare=0: its own buffers
   fresh_init,      ///< ncclCommInitRankConfig from its own unique id
 };
+}  // namespace amaxcheck::gpu
+
+namespace amaxcheck {
+/// The --comm-creation spellings.
+template <>
+struct EnumNames<gpu::CommCreation> {
+  static constexpr std::array table{
+      EnumName<gpu::CommCreation>{gpu::CommCreation::split_shared, "split-shared"},
+      EnumName<gpu::CommCreation>{gpu::CommCreation::split_unshared, "split"},
+      EnumName<gpu::CommCreation>{gpu::CommCreation::fresh_init, "fresh-init"}};
+};
+}  // namespace amaxcheck
+
+namespace amaxcheck::gpu {
+
 const char* to_string(CommCreation creation);
 
 struct GpuRunOptions {

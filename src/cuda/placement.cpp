@@ -30,15 +30,7 @@ std::string version_text(int code) {
 
 }  // namespace
 
-const char* to_string(PlacementMode mode) {
-  switch (mode) {
-    case PlacementMode::one_gpu_per_rank: return "one GPU per rank";
-    case PlacementMode::several_ranks_per_gpu: return "several ranks per GPU";
-    case PlacementMode::shared_gpus_no_peers: return "shared GPUs, no peers on one GPU";
-    case PlacementMode::does_not_fit: return "does not fit";
-  }
-  return "?";
-}
+const char* to_string(PlacementMode mode) { return enum_name(mode); }
 
 Placement plan_placement(const Scenario& scenario, const PlacementInput& input) {
   if (input.device_count <= 0) throw InputError("no usable CUDA device on this node");

@@ -26,6 +26,22 @@ enum class PlacementMode : std::uint8_t {
   does_not_fit,           ///< needs split_communicators_per_rank (or more GPUs)
 };
 
+}  // namespace amaxcheck::gpu
+
+namespace amaxcheck {
+/// How a report describes a placement.
+template <>
+struct EnumNames<gpu::PlacementMode> {
+  static constexpr std::array table{
+      EnumName<gpu::PlacementMode>{gpu::PlacementMode::one_gpu_per_rank, "one GPU per rank"},
+      EnumName<gpu::PlacementMode>{gpu::PlacementMode::several_ranks_per_gpu, "several ranks per GPU"},
+      EnumName<gpu::PlacementMode>{gpu::PlacementMode::shared_gpus_no_peers, "shared GPUs, no peers on one GPU"},
+      EnumName<gpu::PlacementMode>{gpu::PlacementMode::does_not_fit, "does not fit"}};
+};
+}  // namespace amaxcheck
+
+namespace amaxcheck::gpu {
+
 const char* to_string(PlacementMode mode);
 
 struct PlacementInput {

@@ -6,15 +6,6 @@
 
 namespace amaxcheck {
 
-const char* to_string(Access access) {
-  switch (access) {
-    case Access::none: return "none";
-    case Access::read: return "read";
-    case Access::write: return "write";
-  }
-  return "?";
-}
-
 std::string Hazard::key() const {
   std::vector<std::string> parts;
   for (const Participant& p : participants) {

@@ -57,7 +57,14 @@ inline std::optional<HazardKind> parse_hazard_kind(std::string_view name) { retu
 /// How a participant touched what a race is about; `none` outside races.
 enum class Access : std::uint8_t { none, read, write };
 
-const char* to_string(Access access);
+template <>
+struct EnumNames<Access> {
+  static constexpr std::array table{
+      EnumName<Access>{Access::none, "none"},
+      EnumName<Access>{Access::read, "read"},
+      EnumName<Access>{Access::write, "write"}};
+};
+inline const char* to_string(Access access) { return enum_name(access); }
 
 struct Participant {
   RankId rank = 0;

@@ -64,16 +64,9 @@ void add_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& la
 
 }  // namespace
 
-const char* to_string(ProtocolName protocol) {
-  switch (protocol) {
-    case ProtocolName::te_sync: return "te-sync";
-    case ProtocolName::te_async: return "te-async";
-    case ProtocolName::current_scaling: return "current-scaling";
-  }
-  return "?";
-}
+const char* to_string(ProtocolName protocol) { return enum_name(protocol); }
 
-const char* to_string(Direction dir) { return dir == Direction::forward ? "forward" : "backward"; }
+const char* to_string(Direction dir) { return enum_name(dir); }
 
 std::vector<ProtocolDoc> protocol_docs() {
   return {
@@ -88,12 +81,7 @@ std::vector<ProtocolDoc> protocol_docs() {
   };
 }
 
-std::optional<ProtocolName> parse_protocol(const std::string& name) {
-  for (ProtocolName p : {ProtocolName::te_sync, ProtocolName::te_async, ProtocolName::current_scaling}) {
-    if (name == to_string(p)) return p;
-  }
-  return std::nullopt;
-}
+std::optional<ProtocolName> parse_protocol(const std::string& name) { return parse_enum<ProtocolName>(name); }
 
 Scenario build_protocol(const ProtocolKnobs& knobs) {
   validate_knobs(knobs);

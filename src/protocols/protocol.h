@@ -37,6 +37,15 @@ enum class WaitPoint : std::uint8_t { before_copy, after_copy };
 enum class AmaxOrder : std::uint8_t { same, rank_dependent };
 enum class GradOp : std::uint8_t { all_reduce, reduce_scatter };
 
+/// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
+template <>
+struct EnumNames<ProtocolName> {
+  static constexpr std::array table{
+      EnumName<ProtocolName>{ProtocolName::te_sync, "te-sync"},
+      EnumName<ProtocolName>{ProtocolName::te_async, "te-async"},
+      EnumName<ProtocolName>{ProtocolName::current_scaling, "current-scaling"}};
+};
+
 // The knob spellings of the choice knobs (knobs.cpp reads them; `amaxcheck protocols` lists them).
 template <>
 struct EnumNames<CommChoice> {
@@ -63,6 +72,12 @@ struct EnumNames<GradOp> {
 /// the same convention (traces/SCENARIO.md), and the cost metrics find amax reductions by it.
 inline constexpr std::string_view amax_reduction_name_prefix = "amax_reduce";
 enum class Direction : std::uint8_t { forward, backward };
+template <>
+struct EnumNames<Direction> {
+  static constexpr std::array table{
+      EnumName<Direction>{Direction::forward, "forward"},
+      EnumName<Direction>{Direction::backward, "backward"}};
+};
 /// The amax reduction group. CP ranks hold replicas / shards of the same tensors, so every
 /// named group includes them: `dp` = DP x CP (Megatron's gradient group), `tp` = TP x CP,
 /// `tp_dp` = TP x CP x DP within a pipeline stage, `world` = every rank. `automatic` is

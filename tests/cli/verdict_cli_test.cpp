@@ -14,7 +14,7 @@
 #include "scenarios.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/run.h"
-#include "scheduler/trace.h"
+#include "trace/trace.h"
 
 namespace amaxcheck::cli {
 namespace {

@@ -1,6 +1,6 @@
 // Shrinking keeps the same hazard (the same bug, not just its kind), maps the shrunk run back
 // to the original, and makes the run smaller.
-#include "scheduler/shrink.h"
+#include "shrink/shrink.h"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 #include "scheduler/explore.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/replay_strategy.h"
-#include "scheduler/reproduce.h"
-#include "scheduler/scenario_reduce.h"
+#include "trace/reproduce.h"
+#include "shrink/scenario_reduce.h"
 #include "scenarios.h"
 #include "util/check.h"
 

@@ -5,8 +5,8 @@
 
 #include <set>
 
-#include "scheduler/perfetto.h"
-#include "scheduler/reproduce.h"
+#include "export/perfetto.h"
+#include "trace/reproduce.h"
 #include "scheduler/run.h"
 #include "scenarios.h"
 

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "scheduler/atomic_file.h"
-#include "scheduler/reproduce.h"
-#include "scheduler/scenario_hash.h"
-#include "scheduler/trace.h"
+#include "util/atomic_file.h"
+#include "trace/reproduce.h"
+#include "io/scenario_hash.h"
+#include "trace/trace.h"
 #include "scenarios.h"
 #include "util/check.h"
 

@@ -1,8 +1,8 @@
-#include "scheduler/scenario_embed.h"
+#include "io/scenario_embed.h"
 
 #include "io/scenario_json.h"
 
-namespace amaxcheck::sched {
+namespace amaxcheck {
 
 std::optional<nlohmann::json> embed_scenario(const Scenario& scenario) { return scenario_to_json(scenario); }
 
@@ -10,4 +10,4 @@ Scenario unembed_scenario(const nlohmann::json& embedded, const std::string& whe
   return scenario_from_json(embedded, where);
 }
 
-}  // namespace amaxcheck::sched
+}  // namespace amaxcheck

@@ -1,4 +1,4 @@
-#include "scheduler/scenario_reduce.h"
+#include "shrink/scenario_reduce.h"
 
 #include <algorithm>
 #include <set>

@@ -1,12 +1,12 @@
-#include "scheduler/reproduce.h"
+#include "trace/reproduce.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "scheduler/replay_strategy.h"
-#include "scheduler/scenario_embed.h"
-#include "scheduler/scenario_hash.h"
+#include "io/scenario_embed.h"
+#include "io/scenario_hash.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {

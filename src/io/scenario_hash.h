@@ -12,8 +12,8 @@
 
 #include "model/scenario.h"
 
-namespace amaxcheck::sched {
+namespace amaxcheck {
 
 std::string scenario_hash(const Scenario& scenario);
 
-}  // namespace amaxcheck::sched
+}  // namespace amaxcheck

@@ -1,4 +1,4 @@
-#include "scheduler/shrink.h"
+#include "shrink/shrink.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "scheduler/atomic_file.h"
+#include "util/atomic_file.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "util/check.h"
 
-namespace amaxcheck::sched {
+namespace amaxcheck {
 
 void write_file_atomically(const std::string& path, std::string_view content) {
   const std::string temp = fmt::format("{}.tmp.{}", path, static_cast<long>(::getpid()));
@@ -40,4 +40,4 @@ std::string read_file(const std::string& path) {
   return content.str();
 }
 
-}  // namespace amaxcheck::sched
+}  // namespace amaxcheck

@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "scheduler/trace.h"
+#include "trace/trace.h"
 
 namespace amaxcheck::sched {
 

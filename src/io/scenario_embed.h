@@ -11,11 +11,11 @@
 
 #include "model/scenario.h"
 
-namespace amaxcheck::sched {
+namespace amaxcheck {
 
 /// The scenario as a trace embeds it (optional so a future build may embed only the hash).
 std::optional<nlohmann::json> embed_scenario(const Scenario& scenario);
 /// The scenario embedded in a trace; InputError naming `where` when it cannot be read.
 Scenario unembed_scenario(const nlohmann::json& embedded, const std::string& where);
 
-}  // namespace amaxcheck::sched
+}  // namespace amaxcheck

@@ -1,9 +1,9 @@
-#include "scheduler/perfetto.h"
+#include "export/perfetto.h"
 
 #include <map>
 #include <set>
 
-#include "scheduler/atomic_file.h"
+#include "util/atomic_file.h"
 
 namespace amaxcheck::sched {
 namespace {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "scheduler/atomic_file.h"
-#include "scheduler/trace.h"
+#include "util/atomic_file.h"
+#include "trace/trace.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {

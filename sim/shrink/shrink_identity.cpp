@@ -1,4 +1,4 @@
-#include "scheduler/shrink_identity.h"
+#include "shrink/shrink_identity.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "scheduler/scenario_hash.h"
+#include "io/scenario_hash.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "io/scenario_json.h"
 
-namespace amaxcheck::sched {
+namespace amaxcheck {
 
 std::string scenario_hash(const Scenario& scenario) {
   nlohmann::json canonical = scenario_to_json(scenario);
@@ -19,4 +19,4 @@ std::string scenario_hash(const Scenario& scenario) {
   return fmt::format("fnv1a64:{:016x}", hash);
 }
 
-}  // namespace amaxcheck::sched
+}  // namespace amaxcheck

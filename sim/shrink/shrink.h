@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "scheduler/run.h"
-#include "scheduler/scenario_reduce.h"
-#include "scheduler/shrink_identity.h"
+#include "shrink/scenario_reduce.h"
+#include "shrink/shrink_identity.h"
 
 namespace amaxcheck::sched {
 

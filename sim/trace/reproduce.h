@@ -13,7 +13,7 @@
 #include <string>
 
 #include "scheduler/explore.h"
-#include "scheduler/trace.h"
+#include "trace/trace.h"
 
 namespace amaxcheck::sched {
 

@@ -5,11 +5,11 @@
 #include <string>
 #include <string_view>
 
-namespace amaxcheck::sched {
+namespace amaxcheck {
 
 /// Writes `content` to `path` atomically; InputError naming the path when it cannot.
 void write_file_atomically(const std::string& path, std::string_view content);
 /// Reads a whole file; InputError naming the path when it cannot.
 std::string read_file(const std::string& path);
 
-}  // namespace amaxcheck::sched
+}  // namespace amaxcheck

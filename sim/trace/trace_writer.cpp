@@ -1,11 +1,11 @@
 // Building traces from runs and writing them as JSON Lines.
 #include <cmath>
 
-#include "scheduler/atomic_file.h"
-#include "scheduler/scenario_embed.h"
-#include "scheduler/scenario_hash.h"
-#include "scheduler/trace.h"
-#include "scheduler/version.h"
+#include "util/atomic_file.h"
+#include "io/scenario_embed.h"
+#include "io/scenario_hash.h"
+#include "trace/trace.h"
+#include "trace/version.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {

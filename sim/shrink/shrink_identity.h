@@ -21,7 +21,7 @@
 
 #include "detectors/hazard.h"
 #include "scheduler/run.h"
-#include "scheduler/scenario_reduce.h"
+#include "shrink/scenario_reduce.h"
 
 namespace amaxcheck::sched {
 
