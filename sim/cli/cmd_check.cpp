@@ -7,6 +7,7 @@
 #include "cli/check_runner.h"
 #include "cli/commands.h"
 #include "cli/hazard_report.h"
+#include "cli/junit_xml.h"
 #include "cli/scenario_target.h"
 #include "cli/verdict_report.h"
 #include "model/split_communicators.h"
@@ -32,6 +33,7 @@ struct CheckArgs {
   double time_budget_s = 0;
   bool no_progress = false;
   std::string trace_out;
+  std::string junit_xml;
   bool json = false;
   bool check_determinism = false;
   std::string backend = "sim";
@@ -126,6 +128,38 @@ void print_human(const Scenario& scenario, const CheckArgs& args, const CheckReq
   fmt::print("{}", format_hazard_groups(hazards, outcome.replay));
 }
 
+/// The check as a one-testcase JUnit report: a hazard fails it (the message is the first
+/// hazard's summary), an inconclusive check is an error, and the system-out is the replay
+/// command (or, without a hazard, what the verdict rests on).
+JunitSuite junit_of(const Scenario& scenario, const CheckRequest& request, const CheckOutcome& outcome) {
+  const auto& r = outcome.result;
+  JunitCase c;
+  c.classname = "amaxcheck.check";
+  c.name = scenario.source.empty() ? scenario.name : scenario.source;
+  c.time_s = outcome.seconds;
+  const std::vector<std::string> notes = verdict_notes(r, request.explore);
+  std::string notes_text;
+  for (const std::string& line : notes) notes_text += line + "\n";
+  std::vector<Hazard> hazards;
+  for (const auto& found : r.hazards) hazards.push_back(found.hazard);
+  if (r.verdict == sched::VerdictKind::hazard) {
+    c.outcome = JunitCase::Outcome::failure;
+    c.type = "hazard";
+    c.message = fmt::format("{}: {}", to_string(hazards.front().kind), hazards.front().summary);
+    c.text = verdict_headline(r) + "\n" + notes_text + format_hazard_groups(hazards, outcome.replay);
+    c.system_out = outcome.replay;
+  } else {
+    if (r.verdict == sched::VerdictKind::inconclusive) {
+      c.outcome = JunitCase::Outcome::error;
+      c.type = "inconclusive";
+      c.message = notes.empty() ? "inconclusive" : notes.front();
+      c.text = notes_text;
+    }
+    c.system_out = verdict_headline(r) + "\n" + notes_text;
+  }
+  return {"amaxcheck check", {c}};
+}
+
 int run(CheckArgs& args) {
   const Scenario scenario =
       args.one_rank_comms ? split_communicators_per_rank(args.target.load()) : args.target.load();
@@ -145,6 +179,7 @@ int run(CheckArgs& args) {
     if (!args.json) fmt::print("determinism: runs replayed twice gave byte-identical traces\n");
   }
   const CheckOutcome outcome = run_check(scenario, request);
+  if (!args.junit_xml.empty()) write_junit_file(args.junit_xml, junit_of(scenario, request, outcome));
   if (args.json) fmt::print("{}\n", to_json(scenario, args, outcome).dump(2));
   else print_human(scenario, args, request, outcome);
   return exit_code(outcome.result.verdict);
@@ -181,6 +216,8 @@ void register_check(CLI::App& app) {
                 "no progress lines on stderr (printed at most once a second once a check has run for a second)");
   sub->add_option("--trace-out", args->trace_out, "where to write the counterexample's trace");
   sub->add_flag("--json", args->json, "machine-readable output");
+  sub->add_option("--junit-xml", args->junit_xml,
+                  "also write a JUnit XML report (one testcase: failed by a hazard, an error when inconclusive)");
   sub->add_flag("--check-determinism", args->check_determinism, "run seeds twice and compare traces byte for byte");
   sub->add_option("--backend", args->backend, "sim | gpu (runs the schedule on real GPUs and compares)")->capture_default_str();
   sub->add_flag("--one-rank-comms", args->one_rank_comms,

@@ -26,6 +26,7 @@ void register_commands(CLI::App& app) {
   register_export(app);
   register_protocols(app);
   register_demo(app);
+  register_suite(app);
   register_hazard_kinds(app);
 }
 

@@ -45,6 +45,7 @@ void register_shrink(CLI::App& app);
 void register_export(CLI::App& app);
 void register_protocols(CLI::App& app);
 void register_demo(CLI::App& app);
+void register_suite(CLI::App& app);
 void register_hazard_kinds(CLI::App& app);
 
 }  // namespace amaxcheck::cli

@@ -3,10 +3,8 @@
 // (validate_scenario), so every error names the field and what was expected.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "io/json_field.h"
+#include "io/json_file.h"
 #include "io/scenario_json.h"
 #include "io/scenario_validate.h"
 #include "protocols/protocol.h"
@@ -286,31 +284,7 @@ Scenario scenario_from_json(const json& doc, const std::string& where) {
 }
 
 Scenario load_scenario_file(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("{}: cannot open scenario file", path));
-  std::stringstream text;
-  text << file.rdbuf();
-  const std::string content = text.str();
-  json doc;
-  try {
-    doc = json::parse(content);
-  } catch (const json::parse_error& e) {
-    // Turn the byte offset into line:column so an editor can jump there.
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < content.size(); ++i) {
-      if (content[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string what = e.what();
-    const std::size_t colon = what.find(": ", what.find("parse error"));
-    if (colon != std::string::npos) what = what.substr(colon + 2);
-    throw InputError(fmt::format("{}:{}:{}: invalid JSON: {}", path, line, column, what));
-  }
-  return scenario_from_json(doc, path);
+  return scenario_from_json(read_json_file(path, "scenario file"), path);
 }
 
 }  // namespace amaxcheck
