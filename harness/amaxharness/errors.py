@@ -1,31 +1,6 @@
-"""Errors that end a harness command, each with the exit code it maps to.
+"""The harness's errors and exit codes: those of the amaxcheck package (amaxcheck.errors), so an
+error raised by either reads and exits the same."""
 
-The codes mirror the C++ program's: bad input (a malformed grid, dump or argument) is 2, a failure
-of the harness or of the program it drives is 3. Hazards are findings, not errors: commands
-return 1 for them instead of raising.
-"""
-
-EXIT_CLEAN = 0
-EXIT_HAZARD = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 3
-EXIT_INCONCLUSIVE = 4  # a step cap, schedule cap, bound or time budget cut the check short
-EXIT_INTERRUPTED = 130
-
-
-class HarnessError(Exception):
-    """Base class: a message for the user and the process exit code."""
-
-    exit_code = EXIT_INTERNAL
-
-
-class InputError(HarnessError):
-    """The user's input is wrong; the message names the file/field and what was expected."""
-
-    exit_code = EXIT_BAD_INPUT
-
-
-class ProgramError(HarnessError):
-    """The amaxcheck program failed (crashed, timed out, or printed something unreadable)."""
-
-    exit_code = EXIT_INTERNAL
+from amaxcheck.errors import (EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE,  # noqa: F401
+                              EXIT_INTERNAL, EXIT_INTERRUPTED, HarnessError, InputError,
+                              ProgramError)

@@ -1,8 +1,8 @@
 """The amaxcheck C++ program, as the harness drives it.
 
 Where it is (AMAXCHECK_BIN, set by the launcher), how to run it with a deadline while keeping
-Ctrl-C working, and how to read its `--json` report into plain data classes. The report's shape
-is the CLI contract: see CheckReport.
+Ctrl-C working, and its `--json` reports, read by the amaxcheck package's readers
+(amaxcheck.report, the CLI contract) so the harness and the Python API share one copy.
 """
 
 from __future__ import annotations
@@ -19,11 +19,13 @@ import subprocess
 import threading
 import time
 
+from amaxcheck import report
+from amaxcheck.report import (VERDICTS, CheckReport, Hazard, Participant, Timing,  # noqa: F401
+                              extract_json_object)
+from amaxcheck.report import field as _field
+
 from .errors import InputError, ProgramError
 
-# The verdicts of `check --json` (scheduler/verdict.h): a sample is not a proof, and a check that
-# a cap or budget cut short claims nothing.
-VERDICTS = ("hazard", "proven_clean", "no_hazard_found", "inconclusive")
 # The exit codes of a check that produced a report: 0 proven clean or no hazard found, 1 hazard,
 # 4 inconclusive.
 REPORT_EXIT_CODES = (0, 1, 4)
@@ -188,114 +190,13 @@ def short_kind(name: str) -> str:
 
 
 # ---- the --json report ---------------------------------------------------------------------
-
-@dataclasses.dataclass
-class Participant:
-    rank: int
-    lane: str
-    op: str
-    origin: str
-    step: int
-
-
-@dataclasses.dataclass
-class Hazard:
-    kind: str
-    summary: str
-    participants: list[Participant]
-    replay: str
-
-
-@dataclasses.dataclass
-class Timing:
-    iteration_time_us: float
-    exposed_amax_latency_us: float
-    amax_queued_us: float
-    extra_comm_memory_bytes: int
-
-
-@dataclasses.dataclass
-class CheckReport:
-    """`amaxcheck check --json`: the verdict, the hazards and, in timed mode, the cost figures."""
-
-    verdict: str  # one of VERDICTS
-    hazards: list[Hazard]
-    runs: int
-    complete: bool
-    strategy: str
-    seed: int
-    trace: str | None
-    timing: Timing | None
-    raw: dict
-    cut_short: list = dataclasses.field(default_factory=list)  # causes: "step_cap", ...
-
-    @property
-    def hazard_kinds(self) -> list[str]:
-        """Distinct kinds, in the contract's order (stable across runs and platforms)."""
-        return sort_kinds(h.kind for h in self.hazards)
-
-
-def extract_json_object(text: str) -> dict:
-    """The JSON object a program printed; tolerates log lines before it."""
-    decoder = json.JSONDecoder()
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict):
-            return value
-    raise ValueError("no JSON object in the output")
-
-
-def _field(doc: dict, key: str, kind, where: str, optional=False):
-    if key not in doc or doc[key] is None:
-        if optional:
-            return None
-        raise ValueError(f"{where}: missing field '{key}'")
-    value = doc[key]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"{where}.{key}: expected {kind.__name__}, got {type(value).__name__}")
-    return value
+# The report's types and readers are the amaxcheck package's (amaxcheck.report), shared with its
+# Python API; the harness only adds the program's order of hazard kinds.
 
 
 def parse_check_report(doc: dict) -> CheckReport:
     """Validates and converts one report; ValueError names the field that is wrong."""
-    verdict = _field(doc, "verdict", str, "report")
-    if verdict not in VERDICTS:
-        raise ValueError(f"report.verdict: expected one of {', '.join(VERDICTS)}, got {verdict!r}")
-    hazards = []
-    for i, h in enumerate(_field(doc, "hazards", list, "report")):
-        where = f"report.hazards[{i}]"
-        if not isinstance(h, dict):
-            raise ValueError(f"{where}: expected an object")
-        participants = []
-        for j, p in enumerate(h.get("participants") or []):
-            pw = f"{where}.participants[{j}]"
-            participants.append(Participant(
-                rank=_field(p, "rank", int, pw), lane=str(p.get("lane", "")),
-                op=str(p.get("op", "")), origin=str(p.get("origin", "")),
-                step=int(p.get("step", 0))))
-        hazards.append(Hazard(kind=_field(h, "kind", str, where),
-                              summary=str(h.get("summary", "")), participants=participants,
-                              replay=str(h.get("replay", ""))))
-    timing = None
-    if isinstance(doc.get("timing"), dict):
-        t = doc["timing"]
-        timing = Timing(
-            iteration_time_us=_field(t, "iteration_time_us", float, "report.timing"),
-            exposed_amax_latency_us=_field(t, "exposed_amax_latency_us", float, "report.timing"),
-            amax_queued_us=_field(t, "amax_queued_us", float, "report.timing"),
-            extra_comm_memory_bytes=int(_field(t, "extra_comm_memory_bytes", float,
-                                               "report.timing")))
-    return CheckReport(
-        verdict=verdict, hazards=hazards, runs=_field(doc, "runs", int, "report"),
-        complete=bool(doc.get("complete", False)), strategy=str(doc.get("strategy", "")),
-        seed=int(doc.get("seed", 0)), trace=doc.get("trace"), timing=timing, raw=doc,
-        cut_short=[str(c.get("cause", "")) for c in doc.get("cut_short") or []
-                   if isinstance(c, dict)])
+    return report.parse_check_report(doc, kind_order=lambda: [k.name for k in hazard_kinds()])
 
 
 def read_check_report(done: Completed) -> CheckReport:
