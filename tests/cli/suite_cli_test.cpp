@@ -262,3 +262,25 @@ TEST(JunitXml, escapes_markup_and_characters_xml_cannot_hold) {
 
 }  // namespace
 }  // namespace amaxcheck::cli
+
+namespace amaxcheck::cli {
+namespace {
+
+TEST(SuiteCli, the_format_example_in_the_suites_readme_runs_and_meets_its_expectations) {
+  const std::string text = read(root() + "/traces/suites/README.md");
+  const std::size_t start = text.find("```json\n"), end = text.find("```", start + 8);
+  ASSERT_NE(start, std::string::npos);
+  const std::string dir = temp_path("readme_example");
+  std::filesystem::create_directories(dir + "/suites");
+  std::filesystem::create_directories(dir + "/scenarios");
+  std::filesystem::copy_file(root() + "/traces/scenarios/custom-wait-after-copy.json",
+                             dir + "/scenarios/custom-wait-after-copy.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir + "/suites/example.json") << text.substr(start + 8, end - start - 8);
+  const Ran r = amaxcheck({"suite", dir + "/suites/example.json", "--out", out_dir("readme")});
+  EXPECT_EQ(r.code, exit_clean) << r.out << r.err;
+  EXPECT_NE(r.out.find("every case met its expectation (3 of 3)"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace amaxcheck::cli

@@ -25,6 +25,11 @@ def run_example(folder: pathlib.Path, real_bin: pathlib.Path, xml: pathlib.Path)
                           capture_output=True, text=True, timeout=300)
 
 
+def test_the_readme_shows_the_example_as_it_is():
+    readme = (HARNESS.parent / "README.md").read_text()
+    assert (EXAMPLE / "test_our_protocol.py").read_text() in readme
+
+
 def test_the_ci_example_passes_and_writes_a_valid_junit_report(tmp_path, real_bin):
     ran = run_example(EXAMPLE, real_bin, tmp_path / "amaxcheck.xml")
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -33,14 +38,10 @@ def test_the_ci_example_passes_and_writes_a_valid_junit_report(tmp_path, real_bi
 
 
 def test_the_ci_example_fails_with_the_hazard_and_its_replay_when_the_protocol_regresses(tmp_path, real_bin):
-    # The example's folder layout, with our protocol reverted to the design that waits after the copy.
-    folder = tmp_path / "harness" / "examples" / "ci"
-    folder.mkdir(parents=True)
-    shutil.copy(EXAMPLE / "test_our_protocol.py", folder)
-    old = HARNESS.parent / "traces" / "scenarios" / "custom-wait-after-copy.json"
-    shutil.copy(old, folder / "our_protocol.json")
-    (tmp_path / "traces" / "scenarios").mkdir(parents=True)
-    shutil.copy(old, tmp_path / "traces" / "scenarios")
+    # The example folder, with our protocol reverted to its first version (wait after the copy).
+    folder = tmp_path / "ci"
+    shutil.copytree(EXAMPLE, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(folder / "our_protocol_v1.json", folder / "our_protocol.json")
     xml = tmp_path / "amaxcheck.xml"
     ran = run_example(folder, real_bin, xml)
     assert ran.returncode == 1, ran.stdout + ran.stderr
