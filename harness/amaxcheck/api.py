@@ -99,6 +99,9 @@ def suite(file: StrPath, *args: str, jobs: int | None = None, out: StrPath | Non
         report = parse_suite_report(extract_json_object(done.stdout))
     except ValueError as err:
         raise ProgramError(f"unreadable suite report ({err}) from {' '.join(argv)}") from None
+    if report.exit_code != done.returncode:
+        raise ProgramError(f"the suite report says exit {report.exit_code}, the program exited "
+                           f"{done.returncode}: {' '.join(argv)}")
     fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(SuiteReport)}
     return SuiteResult(**fields, argv=argv, wall_s=wall_s)
 

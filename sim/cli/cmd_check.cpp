@@ -168,7 +168,10 @@ int run(CheckArgs& args) {
   request.trace_out = args.trace_out;
   request.iterations = args.target.iterations();
   request.separate_amax_comm = args.target.separate_amax_comm();
-  if (args.backend == "gpu") return check_on_gpu(scenario, request, args.json);
+  if (args.backend == "gpu") {
+    if (!args.junit_xml.empty()) throw InputError("--junit-xml: written for --backend sim only");
+    return check_on_gpu(scenario, request, args.json);
+  }
   if (args.backend != "sim") throw InputError(fmt::format("--backend: expected sim|gpu, got \"{}\"", args.backend));
   if (args.check_determinism) {
     for (std::uint64_t i = 0; i < std::max<std::uint64_t>(1, std::min<std::uint64_t>(args.runs, 20)); ++i) {
@@ -217,7 +220,7 @@ void register_check(CLI::App& app) {
   sub->add_option("--trace-out", args->trace_out, "where to write the counterexample's trace");
   sub->add_flag("--json", args->json, "machine-readable output");
   sub->add_option("--junit-xml", args->junit_xml,
-                  "also write a JUnit XML report (one testcase: failed by a hazard, an error when inconclusive)");
+                  "also write a JUnit XML report (one testcase: failed by a hazard, an error when inconclusive; --backend sim)");
   sub->add_flag("--check-determinism", args->check_determinism, "run seeds twice and compare traces byte for byte");
   sub->add_option("--backend", args->backend, "sim | gpu (runs the schedule on real GPUs and compares)")->capture_default_str();
   sub->add_flag("--one-rank-comms", args->one_rank_comms,

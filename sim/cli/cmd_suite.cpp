@@ -12,6 +12,7 @@
 #include "cli/suite_command.h"
 #include "cli/suite_runner.h"
 #include "cli/verdict_report.h"
+#include "util/check.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -148,7 +149,9 @@ int run_suite_command(const Suite& suite, const SuiteCommandOptions& options) {
   SuiteRunOptions run_options;
   run_options.jobs = std::max(1u, options.jobs);
   run_options.out_dir = options.out_dir.empty() ? "out/suites/" + slug(suite.name) : options.out_dir;
-  std::filesystem::create_directories(run_options.out_dir);
+  std::error_code error;
+  std::filesystem::create_directories(run_options.out_dir, error);
+  if (error) throw InputError(fmt::format("--out {}: cannot create the folder: {}", run_options.out_dir, error.message()));
   const Table table(suite);
   if (!options.json) {
     fmt::print("suite \"{}\" ({}): {} case(s), {} job(s)\n", suite.name, suite.where, suite.cases.size(),
