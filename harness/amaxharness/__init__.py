@@ -7,5 +7,6 @@ Four commands, one subpackage or module each:
   launch     the GPU backend under mpirun/srun, per-rank reports merged (amaxharness.launch)
 
 The heavy work (simulation, detection, scheduling) stays in the C++ program, reached through
-amaxharness.program. Exit codes follow the program's: 0 clean, 1 hazard, 2 bad input, 3 internal.
+amaxharness.program; its --json reports are read by the amaxcheck package (amaxcheck.report), the
+same readers its Python API uses. Exit codes follow the program's: 0 clean, 1 hazard, 2 bad input, 3 internal.
 """
