@@ -86,9 +86,14 @@ std::string explore_args(const sched::ExploreOptions& o) {
   return args;
 }
 
-SuiteCase read_case(const JsonField& c, const std::string& where, const std::string& base_dir) {
+/// The fields of a case (and of `defaults`, less name and scenario_file).
+void allow_case_fields(const JsonField& c) {
   c.allow_only({"name", "why", "scenario", "scenario_file", "strategy", "seed", "runs", "depth", "keep_going",
                 "max_schedules", "preemption_bound", "max_steps", "time_budget_s", "expect", "comment"});
+}
+
+SuiteCase read_case(const JsonField& c, const std::string& where, const std::string& base_dir) {
+  allow_case_fields(c);
   SuiteCase out;
   out.name = c.at("name").as_string();
   if (out.name.empty()) c.at("name").fail("expected a non-empty name");
@@ -156,6 +161,7 @@ Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const
   nlohmann::json defaults = nlohmann::json::object();
   if (auto d = root.find("defaults")) {
     d->expect_object();
+    allow_case_fields(*d);  // so a typo in defaults is named there, not in every case
     if (d->json().contains("name") || d->json().contains("scenario_file")) {
       d->fail("defaults may not set a case's name or scenario_file");
     }

@@ -156,6 +156,11 @@ TEST(SuiteCli, bad_input_exits_2_naming_the_file_and_the_field) {
     EXPECT_NE(r.err.find(path + ": " + bad[i].message), std::string::npos) << bad[i].message << "\ngot: " << r.err;
     EXPECT_EQ(r.out, "") << "nothing runs before the whole suite is read";
   }
+  const std::string typo = temp_path("suite_defaults_typo.json");
+  std::ofstream(typo) << R"({"suite": "x", "defaults": {"stratgy": "pct"}, "cases": [{"name": "x", "expect": {"verdict": "no_hazard_found"}}]})";
+  const Ran t = amaxcheck({"suite", typo});
+  EXPECT_EQ(t.code, exit_bad_input);
+  EXPECT_NE(t.err.find(typo + ": defaults.stratgy: unknown field"), std::string::npos) << t.err;
   const std::string syntax = temp_path("suite_syntax.json");
   std::ofstream(syntax) << "{\"suite\": \"x\",\n  \"cases\": [}";
   const Ran r = amaxcheck({"suite", syntax});
