@@ -143,7 +143,7 @@ void ProgramGenerator::delayed_epilogue(RankState& rs) {
   const std::uint32_t last_iter = knobs_.iters - 1;
   for (Direction dir : {Direction::forward, Direction::backward}) {
     bool first = true;
-    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+    for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (!rs.pending[index_of(dir)][m]) continue;
       const std::string where = fmt::format("after iter {} / module {} / final {} update", last_iter, m,
                                             dir == Direction::forward ? "forward" : "backward");

@@ -36,6 +36,13 @@ enum class CommChoice : std::uint8_t { shared, separate };
 enum class WaitPoint : std::uint8_t { before_copy, after_copy };
 enum class AmaxOrder : std::uint8_t { same, rank_dependent };
 enum class GradOp : std::uint8_t { all_reduce, reduce_scatter };
+/// How pipeline stages run their microbatches (pp > 1). `one_f_one_b` is Megatron-LM's default
+/// (forward_backward_pipelining_without_interleaving: pp - stage - 1 warm-up forwards, then one
+/// forward and one backward in turn, then the cool-down backwards; the steady state's
+/// send-forward / recv-backward and send-backward / recv-forward pairs go out as one
+/// batch_isend_irecv group); `gpipe` runs every forward, then every backward; `independent`
+/// stages do not communicate at all (the model before pipeline schedules existed).
+enum class PpSchedule : std::uint8_t { one_f_one_b, gpipe, independent };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -61,6 +68,12 @@ template <>
 struct EnumNames<AmaxOrder> {
   static constexpr std::array table{EnumName<AmaxOrder>{AmaxOrder::same, "same"},
                                     EnumName<AmaxOrder>{AmaxOrder::rank_dependent, "rank-dependent"}};
+};
+template <>
+struct EnumNames<PpSchedule> {
+  static constexpr std::array table{EnumName<PpSchedule>{PpSchedule::one_f_one_b, "1f1b"},
+                                    EnumName<PpSchedule>{PpSchedule::gpipe, "gpipe"},
+                                    EnumName<PpSchedule>{PpSchedule::independent, "independent"}};
 };
 template <>
 struct EnumNames<GradOp> {
@@ -128,7 +141,10 @@ struct ProtocolKnobs {
   std::uint32_t cp = 1;
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  ///< fastest first
   std::uint32_t ranks_per_node = 8;  ///< Rank::device = local rank on its node
-  std::uint32_t modules = 2;         ///< FP8 modules per pipeline stage
+  std::uint32_t modules = 2;         ///< FP8 modules per pipeline stage (unless stage_modules)
+  /// Modules of each pipeline stage (one count per stage); empty: `modules` in every stage.
+  std::vector<std::uint32_t> stage_modules;
+  PpSchedule pp_schedule = PpSchedule::one_f_one_b;  ///< pp > 1: the pipeline schedule
   /// Autocasts (forward + backward) per iteration; gradients reduce on the last one. Two by
   /// default, as gradient accumulation is the norm: with one, a shared communicator's gradient
   /// buckets (which DDP waits on before the optimizer) happen to order the amax reduction
