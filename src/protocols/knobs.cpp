@@ -159,6 +159,11 @@ std::vector<KnobEntry> make_table() {
   table.push_back(rule_knob("skip", &ProtocolKnobs::skips, &knobs::parse_skip, "RANK:MODULE[:ITER]",
                             "the module does not run on that rank (an MoE expert with no tokens): no "
                             "forward, backward or amax registration"));
+  table.push_back(rule_knob("empty", &ProtocolKnobs::empties, &knobs::parse_skip, "RANK:MODULE[:ITER]",
+                            "the module runs on that rank with zero-element inputs (no tokens): its local amaxes are 0"));
+  table.push_back(choice_knob("empty-quantize", &ProtocolKnobs::empty_quantize,
+                              "current scaling, an empty input: the quantizer still joins the amax all-reduce with "
+                              "amax 0 (join), or returns before it (return-early), so its peers wait for it"));
   table.push_back(rule_knob("eval", &ProtocolKnobs::evals, &knobs::parse_eval, "MODULE[:ITER]",
                             "the module runs in evaluation mode: forward only, no amax registration"));
   {

@@ -43,6 +43,10 @@ enum class GradOp : std::uint8_t { all_reduce, reduce_scatter };
 /// batch_isend_irecv group); `gpipe` runs every forward, then every backward; `independent`
 /// stages do not communicate at all (the model before pipeline schedules existed).
 enum class PpSchedule : std::uint8_t { one_f_one_b, gpipe, independent };
+/// Current scaling, a quantization whose input is empty on this rank (`--empty`): the quantizer
+/// still joins the group's amax all-reduce with an amax of 0 (`join`), or returns before it
+/// (`return-early`), leaving its peers waiting in the all-reduce.
+enum class EmptyQuantize : std::uint8_t { join, return_early };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -74,6 +78,11 @@ struct EnumNames<PpSchedule> {
   static constexpr std::array table{EnumName<PpSchedule>{PpSchedule::one_f_one_b, "1f1b"},
                                     EnumName<PpSchedule>{PpSchedule::gpipe, "gpipe"},
                                     EnumName<PpSchedule>{PpSchedule::independent, "independent"}};
+};
+template <>
+struct EnumNames<EmptyQuantize> {
+  static constexpr std::array table{EnumName<EmptyQuantize>{EmptyQuantize::join, "join"},
+                                    EnumName<EmptyQuantize>{EmptyQuantize::return_early, "return-early"}};
 };
 template <>
 struct EnumNames<GradOp> {
@@ -161,6 +170,10 @@ struct ProtocolKnobs {
   GradOp grad_op = GradOp::all_reduce;
   bool grad_overlap = true;  ///< buckets go out as their gradients are ready (else at the end)
   std::vector<SkipRule> skips;
+  /// `--empty RANK:MODULE[:ITER]`: the module runs on that rank, but its inputs have zero
+  /// elements (a sequence shard or an MoE expert that got no tokens): every local amax is 0.
+  std::vector<SkipRule> empties;
+  EmptyQuantize empty_quantize = EmptyQuantize::join;  ///< current scaling: see EmptyQuantize
   std::vector<EvalRule> evals;
   bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
   std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes

@@ -52,6 +52,13 @@ bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, st
   return true;
 }
 
+bool input_empty(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  for (const SkipRule& rule : knobs.empties) {
+    if (rule.rank == rank && rule.module == module && (!rule.iter || *rule.iter == iter)) return true;
+  }
+  return false;
+}
+
 bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
   for (const EvalRule& rule : knobs.evals) {
     if (rule.module == module && (!rule.iter || *rule.iter == iter)) return false;
@@ -62,6 +69,7 @@ bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
                                  std::uint32_t module, Direction dir, std::uint32_t tensor) {
   const std::uint32_t iter = iter_of(knobs, autocast);
+  if (input_empty(knobs, rank, iter, module)) return {};
   // The last matching rule wins, like a later command-line option.
   for (auto it = knobs.inputs.rbegin(); it != knobs.inputs.rend(); ++it) {
     const InputRule& rule = *it;

@@ -37,6 +37,8 @@ inline std::uint32_t iter_of(const ProtocolKnobs& k, std::uint32_t autocast) { r
 
 /// False when a --skip rule removes `module` from `rank` in `iter`.
 bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
+/// True when an --empty rule gives `module` zero-element inputs on `rank` in `iter`.
+bool input_empty(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
 /// False when an --eval rule puts `module` in evaluation mode in `iter`.
 bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
 /// Runs and trains: registers amaxes (delayed scaling) and has a backward pass.
@@ -52,7 +54,8 @@ inline Fp8Format format_of(Direction dir) { return dir == Direction::forward ? F
 
 /// The `elems` values of one quantized tensor: seeded (a splitmix64 stream keyed by seed, rank,
 /// autocast, module, direction and tensor; exact binary fractions of both signs with
-/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand.
+/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand; none when the input is
+/// empty (--empty).
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
                                  std::uint32_t module, Direction dir, std::uint32_t tensor);
 

@@ -77,6 +77,11 @@ void validate_knobs(const ProtocolKnobs& k) {
     check_rank_module(rule.rank, rule.module, k, "skip", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "skip", knobs::show(rule));
   }
+  for (const SkipRule& rule : k.empties) {
+    check_rank(rule.rank, world, "empty", knobs::show(rule));
+    check_rank_module(rule.rank, rule.module, k, "empty", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "empty", knobs::show(rule));
+  }
   for (const EvalRule& rule : k.evals) {
     check_module(rule.module, k, "eval", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "eval", knobs::show(rule));
