@@ -70,13 +70,13 @@ std::string listed(const std::set<std::string>& items) {
 namespace {
 
 /// One op for the check's programs: buffer kernels on two streams, events, every host
-/// synchronization, host flags and all-reduces, weighted towards what interleaves (two streams
+/// synchronization, host flags, all-reduces and send / recv (grouped or not), weighted towards what interleaves (two streams
 /// sharing buffers, syncs against issues of another thread, collectives across ranks).
-Op reduction_op(RankId rank, BufferId x, BufferId y, CommId all, CommId pair) {
+Op reduction_op(RankId rank, RankId ranks, BufferId x, BufferId y, CommId all, CommId pair) {
   const StreamId stream = *rc::gen::inRange<StreamId>(0, 2);
   const EventId event = 0;
   const Range rx{x, 0, 1}, ry{y, 0, 1};
-  switch (*rc::gen::weightedElement<int>({{3, 0}, {2, 1}, {2, 2}, {1, 3}, {2, 4}, {1, 5}, {1, 6}, {2, 7}, {1, 8}, {1, 9}})) {
+  switch (*rc::gen::weightedElement<int>({{3, 0}, {2, 1}, {2, 2}, {1, 3}, {2, 4}, {1, 5}, {1, 6}, {2, 7}, {1, 8}, {1, 9}, {2, 10}})) {
     case 0: return ScenarioBuilder::fill(stream, *rc::gen::element(rx, ry), {*rc::gen::element(1.0f, 2.0f)});
     case 1: {
       const auto [from, to] = *rc::gen::element(std::pair{rx, ry}, std::pair{ry, rx});
@@ -92,6 +92,13 @@ Op reduction_op(RankId rank, BufferId x, BufferId y, CommId all, CommId pair) {
       return ScenarioBuilder::all_reduce(stream, comm, rx, *rc::gen::element(rx, ry));
     }
     case 8: return ScenarioBuilder::host(OpKind::host_signal, 0);
+    case 10: {
+      // Point-to-point on `all` (member index = rank), sometimes in a group with its neighbour.
+      const auto peer = *rc::gen::inRange<std::uint32_t>(0, ranks);
+      const auto group = *rc::gen::element(0u, 1u);
+      if (*rc::gen::arbitrary<bool>()) return ScenarioBuilder::send(stream, all, peer, rx, "send", group);
+      return ScenarioBuilder::recv(stream, all, peer, *rc::gen::element(rx, ry), "recv", group);
+    }
     default: {
       Op op = ScenarioBuilder::host(OpKind::host_wait, 0);
       op.count = 1;
@@ -128,7 +135,7 @@ rc::Gen<Scenario> scenario_for_reduction_check(int max_total_ops) {
     const int ops = *rc::gen::inRange(1, max_total_ops + 1);
     for (int i = 0; i < ops; ++i) {
       const auto [r, t] = *rc::gen::elementOf(threads);
-      b.op(r, t, reduction_op(r, buffers[r].first, buffers[r].second, all, pair));
+      b.op(r, t, reduction_op(r, ranks, buffers[r].first, buffers[r].second, all, pair));
     }
     return b.build();
   });

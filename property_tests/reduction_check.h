@@ -14,7 +14,7 @@ namespace amaxcheck::props {
 
 /// Scenarios for the check: 1-3 ranks, 1-2 threads each, fills and copies on two streams
 /// sharing two buffers, an event's records and waits, stream / event / device synchronization,
-/// a host flag, all-reduces on two communicators, serialized or concurrent kernels: clean and
+/// a host flag, all-reduces on two communicators, send / recv (sometimes grouped), serialized or concurrent kernels: clean and
 /// hazardous ones. At most `max_total_ops` ops in all, so that the plain search stays small.
 rc::Gen<Scenario> scenario_for_reduction_check(int max_total_ops);
 

@@ -2,6 +2,7 @@
 // with the engine's arithmetic. See sequential_reference.h for the semantics.
 #include "sequential_reference.h"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstring>
@@ -131,6 +132,31 @@ std::vector<RankId> replica_group(const ProtocolKnobs& k, RankId rank) {
   return group;
 }
 
+namespace {
+
+/// The forward (true) and backward (false) passes of one iteration on a pipeline stage, by
+/// microbatch, in the order the stage runs them: 1F1B (pp - stage - 1 warm-up forwards, then a
+/// forward and a backward in turn, then the rest of the backwards), GPipe (all forwards, then all
+/// backwards); without a pipeline, forward and backward in turn. Written here from the
+/// schedules' definitions, not taken from the generator.
+std::vector<std::pair<bool, std::uint32_t>> stage_passes(const ProtocolKnobs& k, std::uint32_t stage) {
+  std::vector<std::pair<bool, std::uint32_t>> passes;
+  const std::uint32_t m = k.microbatches;
+  const bool pipelined = k.pp > 1 && k.pp_schedule != PpSchedule::independent;
+  std::uint32_t warmup = 0;
+  if (pipelined && k.pp_schedule == PpSchedule::gpipe) warmup = m;
+  if (pipelined && k.pp_schedule == PpSchedule::one_f_one_b) warmup = std::min(k.pp - 1 - stage, m);
+  std::uint32_t next_forward = 0, next_backward = 0;
+  while (next_forward < warmup) passes.emplace_back(true, next_forward++);
+  while (next_backward < m) {
+    if (next_forward < m) passes.emplace_back(true, next_forward++);
+    passes.emplace_back(false, next_backward++);
+  }
+  return passes;
+}
+
+}  // namespace
+
 UpdateLog expected_updates(const ProtocolKnobs& k) {
   UpdateLog log;
   const RankId world = k.dp * k.tp * k.pp;
@@ -163,17 +189,22 @@ UpdateLog expected_updates(const ProtocolKnobs& k) {
             rec.scale_inv = scale_inv;
             records.push_back(std::move(rec));
           };
-          for (std::uint32_t a = 0; a < autocasts; ++a) {
-            const std::uint32_t iter = a / k.microbatches;
-            const bool module_runs = runs(k, r, iter, m);
-            const bool registers = module_runs && trains(k, iter, m);
-            if (!current) {
-              if (registers) update(a);
-            } else if (dir == 0) {
-              if (module_runs) update(a);                   // forward (evaluation mode too)
-              if (registers && k.recompute) update(a);      // recomputed in backward
-            } else if (registers) {
-              update(a);
+          // Per direction, a module's updates follow the autocasts, except current scaling's
+          // forward state, which the recomputation in backward updates too: those follow the
+          // stage's schedule (under 1F1B a later forward can come before an earlier backward).
+          for (std::uint32_t iter = 0; iter < autocasts / k.microbatches; ++iter) {
+            for (const auto& [forward, microbatch] : stage_passes(k, coords_of(k, r).pp)) {
+              const std::uint32_t a = iter * k.microbatches + microbatch;
+              const bool module_runs = runs(k, r, iter, m);
+              const bool registers = module_runs && trains(k, iter, m);
+              if (!current) {
+                if (registers && forward == (dir == 0)) update(a);
+              } else if (dir == 0) {
+                if (forward && module_runs) update(a);                    // forward (evaluation mode too)
+                if (!forward && registers && k.recompute) update(a);      // recomputed in backward
+              } else if (!forward && registers) {
+                update(a);
+              }
             }
           }
         }

@@ -25,4 +25,19 @@ bool enqueue_collective(const CollectiveCall& call, ncclComm_t comm, cudaStream_
   return false;
 }
 
+bool enqueue_p2p(const std::vector<P2pCall>& calls, ncclComm_t comm, cudaStream_t stream) {
+  const bool grouped = calls.size() > 1;
+  bool in_progress = false;
+  if (grouped) nccl_check(ncclGroupStart(), "ncclGroupStart");
+  for (const P2pCall& call : calls) {
+    if (call.kind == OpKind::send) {
+      in_progress |= nccl_check(ncclSend(call.send, call.count, ncclFloat32, call.peer, comm, stream), "ncclSend");
+    } else {
+      in_progress |= nccl_check(ncclRecv(call.recv, call.count, ncclFloat32, call.peer, comm, stream), "ncclRecv");
+    }
+  }
+  if (grouped) in_progress |= nccl_check(ncclGroupEnd(), "ncclGroupEnd");
+  return in_progress;
+}
+
 }  // namespace amaxcheck::gpu

@@ -7,6 +7,7 @@
 #include <nccl.h>
 
 #include <cstddef>
+#include <vector>
 
 #include "model/scenario.h"
 
@@ -21,6 +22,19 @@ struct CollectiveCall {
   ReduceOp reduce = ReduceOp::max;
   int root = 0;
 };
+
+/// One ncclSend (`send`) or ncclRecv (`recv`) with member `peer`.
+struct P2pCall {
+  OpKind kind = OpKind::send;
+  const float* send = nullptr;
+  float* recv = nullptr;
+  std::size_t count = 0;
+  int peer = 0;
+};
+
+/// Queues the calls on `stream`, inside ncclGroupStart / ncclGroupEnd when there are several.
+/// Returns true when the non-blocking communicator answered ncclInProgress.
+bool enqueue_p2p(const std::vector<P2pCall>& calls, ncclComm_t comm, cudaStream_t stream);
 
 /// Queues the call on `stream`. Returns true when the non-blocking communicator answered
 /// ncclInProgress (the caller must see it finish before the next call on that communicator).

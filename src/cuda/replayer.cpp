@@ -112,6 +112,10 @@ void Session::issue(const Step& step, ReplayState& state) {
   }
   IssuedOp issued{ref, &op, gate_of_.at(r)[t][ref.index], false, false, 0};
   if (is_collective(op.kind)) issued.seq = state.comm_issued[{r, op.comm}]++;
+  if (is_p2p(op.kind)) {
+    const RankId peer = scenario_.comms.at(op.comm).members.at(op.peer);
+    issued.seq = state.p2p_issued[{r, op.comm, peer, op.kind == OpKind::send}]++;
+  }
   const int device = ranks_.at(r).device;
   std::uint32_t& queued = state.queued_on_gpu[device];
   if (queued >= options_.max_queued_ops_per_gpu) {
@@ -121,9 +125,55 @@ void Session::issue(const Step& step, ReplayState& state) {
         "ops sooner, e.g. another --seed or --strategy)",
         step.index, options_.max_queued_ops_per_gpu, device));
   }
-  launch(r, issued);
   ++queued;
-  state.queues[{r, op.stream}].push_back(issued);
+  auto& queue = state.queues[{r, op.stream}];
+  queue.push_back(issued);
+  if (!is_p2p(op.kind)) {
+    launch(r, issued);
+    return;
+  }
+  // A group goes to NCCL at once (ncclGroupEnd), when its last op is issued.
+  const bool more = op.group != 0 && pc < program.size() && program[pc].group == op.group && is_p2p(program[pc].kind);
+  if (more) return;
+  // The group is the run of this thread's ops with its id ending here; the validator keeps them
+  // on one stream, so they are the queue's tail.
+  std::size_t n = 1;
+  while (op.group != 0 && n <= ref.index && program[ref.index - n].group == op.group && is_p2p(program[ref.index - n].kind)) ++n;
+  if (n > queue.size()) throw InputError(fmt::format("the send/recv group of '{}' on rank {} is not on one stream", op.name, r));
+  std::vector<const IssuedOp*> group;
+  for (std::size_t i = queue.size() - n; i < queue.size(); ++i) group.push_back(&queue[i]);
+  launch_p2p(r, group);
+}
+
+void Session::launch_gate_of(const IssuedOp& issued, cudaStream_t stream) {
+  if (issued.gate < 0) return;
+  const auto gate = static_cast<std::size_t>(issued.gate);
+  const std::uint64_t timeout_ns = static_cast<std::uint64_t>(options_.gate_timeout_ms) * 1000000u;
+  cuda_check(launch_gate(gates_->device_flag(gate), gates_->device_state(gate), timeout_ns, stream), "launching a gate");
+}
+
+void Session::launch_p2p(RankId r, const std::vector<const IssuedOp*>& ops) {
+  RankResources& res = ranks_.at(r);
+  const Op& first = *ops.front()->op;
+  cuda_check(cudaSetDevice(res.device), "selecting the rank's device");
+  cudaStream_t stream = res.streams.at(first.stream);
+  for (const IssuedOp* q : ops) launch_gate_of(*q, stream);
+  ncclComm_t h = comms_.handle(first.comm, r);
+  if (h == nullptr) throw InputError(fmt::format("rank {} issues '{}' on a communicator it is not in", r, first.name));
+  make_ready_to_call(h);
+  std::vector<P2pCall> calls;
+  for (const IssuedOp* q : ops) {
+    const Op& op = *q->op;
+    const bool send = op.kind == OpKind::send;
+    calls.push_back(P2pCall{op.kind, send ? res.at(op.reads.at(0)) : nullptr, send ? nullptr : res.at(op.writes.at(0)),
+                            send ? op.reads.at(0).count : op.writes.at(0).count, static_cast<int>(op.peer)});
+  }
+  if (enqueue_p2p(calls, h, stream)) in_progress_[h] = true;
+  if (options_.gates) {
+    for (const IssuedOp* q : ops) {
+      cuda_check(cudaEventRecord(res.op_done.at(q->ref.thread).at(q->ref.index), stream), "recording a p2p op's end");
+    }
+  }
 }
 
 void Session::launch(RankId r, const IssuedOp& issued) {
@@ -141,12 +191,7 @@ void Session::launch(RankId r, const IssuedOp& issued) {
       return;
     default: break;
   }
-  if (issued.gate >= 0) {
-    const auto gate = static_cast<std::size_t>(issued.gate);
-    const std::uint64_t timeout_ns = static_cast<std::uint64_t>(options_.gate_timeout_ms) * 1000000u;
-    cuda_check(launch_gate(gates_->device_flag(gate), gates_->device_state(gate), timeout_ns, stream),
-               "launching a gate");
-  }
+  launch_gate_of(issued, stream);
   // Formatted only on failure: this runs once per op.
   auto check = [&op](cudaError_t error) {
     if (error != cudaSuccess) cuda_check(error, fmt::format("launching {} ({})", op.name, to_string(op.kind)));
@@ -234,7 +279,7 @@ void Session::execute(const Step& step, ReplayState& state) {
   auto& queue = state.queues[{r, step.action.lane}];
   if (queue.empty()) diverged(step, fmt::format("rank {} stream {} has nothing to execute", r, step.action.lane));
   IssuedOp& head = queue.front();
-  if (!(head.ref == step.op) || is_collective(head.op->kind)) {
+  if (!(head.ref == step.op) || is_comm_op(head.op->kind)) {
     diverged(step, fmt::format("the stream's head is {}, the schedule executes {}", ref_text(head.ref), ref_text(step.op)));
   }
   if (head.gate >= 0) gates_->release(static_cast<std::size_t>(head.gate));
@@ -252,16 +297,79 @@ void Session::join(const Step& step, ReplayState& state) {
   const RankId r = step.action.rank;
   if (!is_local(r)) return;
   auto& queue = state.queues[{r, step.action.lane}];
-  if (queue.empty() || !(queue.front().ref == step.op) || !is_collective(queue.front().op->kind)) {
+  if (queue.empty() || !(queue.front().ref == step.op) || !is_comm_op(queue.front().op->kind)) {
     diverged(step, fmt::format("rank {} stream {} has no collective {} at its head", r, step.action.lane,
                                ref_text(step.op)));
   }
   queue.front().joined = true;
+  // A group starts as a whole (the engine joins it in one step).
+  const std::uint32_t group = queue.front().op->group;
+  for (std::size_t i = 1; group != 0 && i < queue.size() && is_p2p(queue[i].op->kind) && queue[i].op->group == group &&
+                          queue[i].ref.thread == queue.front().ref.thread && queue[i].ref.index == queue.front().ref.index + i;
+       ++i) {
+    queue[i].joined = true;
+  }
+}
+
+void Session::complete_p2p(const Step& step, ReplayState& state) {
+  const CommId c = step.action.lane;
+  const Communicator& comm = scenario_.comms[c];
+  const Op& send = scenario_.ranks.at(step.op.rank).threads.at(step.op.thread).program.at(step.op.index);
+  const RankId sender = step.op.rank;
+  const RankId receiver = comm.members.at(send.peer);
+  const int sender_member = member_index(comm, sender);
+  const auto is_side = [&](RankId r, const IssuedOp& q) {
+    if (!q.joined || q.released || !is_p2p(q.op->kind) || q.op->comm != c) return false;
+    if (r == sender && q.ref == step.op) return true;
+    return r == receiver && q.op->kind == OpKind::recv && static_cast<int>(q.op->peer) == sender_member && q.seq == step.seq;
+  };
+  std::vector<std::pair<RankId, std::deque<IssuedOp>*>> touched;
+  for (RankId r : {sender, receiver}) {
+    if (!is_local(r)) continue;
+    bool found = false;
+    for (auto& [key, queue] : state.queues) {
+      if (key.first != r) continue;
+      for (IssuedOp& q : queue) {
+        if (found || !is_side(r, q)) continue;
+        if (q.gate >= 0) gates_->release(static_cast<std::size_t>(q.gate));
+        q.released = true;
+        found = true;
+        touched.emplace_back(r, &queue);
+      }
+    }
+    if (!found) diverged(step, fmt::format("rank {} has not started its side of send/recv #{} on comm {}", r, step.seq, comm.name));
+  }
+  for (auto& [r, queue] : touched) settle_p2p(state, r, *queue);
+}
+
+void Session::settle_p2p(ReplayState& state, RankId r, std::deque<IssuedOp>& queue) {
+  while (!queue.empty() && is_p2p(queue.front().op->kind) && queue.front().joined) {
+    const IssuedOp& head = queue.front();
+    std::size_t n = 1;
+    while (head.op->group != 0 && n < queue.size() && is_p2p(queue[n].op->kind) && queue[n].op->group == head.op->group &&
+           queue[n].ref.thread == head.ref.thread && queue[n].ref.index == head.ref.index + n) {
+      ++n;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!queue[i].released) return;  // the group's kernel waits for its other gates
+    }
+    if (options_.gates) {
+      const IssuedOp& last = queue[n - 1];
+      wait_done(r, last, [&] { return fmt::format("send/recv '{}' on rank {} {}", last.op->name, r, lane_of(r, last)); });
+    }
+    for (std::size_t i = 0; i < n; ++i) pop_head(state, r, queue);
+  }
 }
 
 void Session::complete(const Step& step, ReplayState& state) {
   const CommId c = step.action.lane;
   if (c >= scenario_.comms.size()) diverged(step, "no such communicator");
+  if (step.op.rank < scenario_.ranks.size() && step.op.thread < scenario_.ranks[step.op.rank].threads.size() &&
+      step.op.index < scenario_.ranks[step.op.rank].threads[step.op.thread].program.size() &&
+      is_p2p(scenario_.ranks[step.op.rank].threads[step.op.thread].program[step.op.index].kind)) {
+    complete_p2p(step, state);
+    return;
+  }
   const std::uint64_t seq = state.comm_completed[c]++;
   struct Member {
     RankId rank;

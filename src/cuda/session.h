@@ -24,6 +24,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,7 +78,7 @@ class Session {
     int gate = -1;
     bool released = false;
     bool joined = false;
-    std::uint64_t seq = 0;
+    std::uint64_t seq = 0;  ///< collectives: index on the comm; p2p: pair index (as the engine's)
   };
   struct ReplayState {
     std::map<std::pair<RankId, StreamId>, std::deque<IssuedOp>> queues;
@@ -85,6 +86,8 @@ class Session {
     std::map<std::pair<RankId, CommId>, std::uint64_t> comm_issued;
     std::map<CommId, std::uint64_t> comm_completed;
     std::map<int, std::uint32_t> queued_on_gpu;  ///< issued device ops not yet executed
+    /// p2p ops issued per (rank, comm, peer rank, is a send): the next op's pair index.
+    std::map<std::tuple<RankId, CommId, RankId, bool>, std::uint64_t> p2p_issued;
   };
   /// Removes the head of a stream's queue (and counts it off its GPU).
   void pop_head(ReplayState& state, RankId rank, std::deque<IssuedOp>& queue);
@@ -98,6 +101,14 @@ class Session {
   void run_host_op(RankId rank, const Op& op);
   void launch(RankId rank, const IssuedOp& issued);
   void launch_collective(RankId rank, const Op& op);
+  /// The gate in front of an op, if it has one.
+  void launch_gate_of(const IssuedOp& issued, cudaStream_t stream);
+  /// Sends and receives of one ncclGroup (or one alone), launched once the last is issued.
+  void launch_p2p(RankId rank, const std::vector<const IssuedOp*>& ops);
+  /// p2p: the pair's two sides (those local to this process) are released; a stream's head
+  /// group leaves once every op of it was released.
+  void complete_p2p(const Step& step, ReplayState& state);
+  void settle_p2p(ReplayState& state, RankId rank, std::deque<IssuedOp>& queue);
   void wait_done(RankId rank, const IssuedOp& issued, const std::function<std::string()>& why);
   /// "stream compute" for hang reports.
   std::string lane_of(RankId rank, const IssuedOp& issued) const;

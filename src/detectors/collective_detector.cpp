@@ -20,6 +20,11 @@ std::string signature(const Op& op) {
 }  // namespace
 
 void CollectiveDetector::on_issue(const IssueEvent& event) {
+  if (is_p2p(event.site.op->kind)) {
+    record_p2p(event);
+    check_order(event);  // NCCL orders a comm's p2p ops with its collectives
+    return;
+  }
   if (!is_collective(event.site.op->kind)) return;
   ++issued_[{event.site.ref.rank, event.site.op->comm}];
   check_match(event);
@@ -58,6 +63,36 @@ void CollectiveDetector::report_mismatches() {
   }
 }
 
+void CollectiveDetector::record_p2p(const IssueEvent& event) {
+  const Op& op = *event.site.op;
+  const RankId me = event.site.ref.rank;
+  const RankId peer = scenario_.comms[op.comm].members.at(op.peer);
+  const bool send = op.kind == OpKind::send;
+  auto& sides = p2p_[{op.comm, send ? me : peer, send ? peer : me, event.seq}];
+  (send ? sides.first : sides.second) = event.site;
+}
+
+void CollectiveDetector::report_p2p_mismatches() {
+  for (const auto& [key, sides] : p2p_) {
+    if (!sides.first || !sides.second) continue;
+    const Op& send = *sides.first->op;
+    const Op& recv = *sides.second->op;
+    const char* why = p2p_disagreement(send, recv);
+    if (why == nullptr) continue;
+    const auto& [comm, sender, receiver, index] = key;
+    Hazard h;
+    h.kind = HazardKind::collective_mismatch;
+    h.subject = "comm " + scenario_.comms[comm].name;
+    h.summary = fmt::format("{} on comm {} send/recv #{} from rank {} to rank {}: rank {} sends {} (count={} dtype={}) but "
+                            "rank {} receives {} (count={} dtype={})",
+                            why, scenario_.comms[comm].name, index, sender, receiver, sender, send.name,
+                            send.reads.at(0).count, enum_name(send.dtype), receiver, recv.name, recv.writes.at(0).count,
+                            enum_name(recv.dtype));
+    h.participants = {participant_at(*sides.first), participant_at(*sides.second)};
+    hazards_.push_back(std::move(h));
+  }
+}
+
 void CollectiveDetector::check_order(const IssueEvent& event) {
   const auto key = std::make_pair(event.site.ref.rank, event.site.op->comm);
   auto it = last_issue_.find(key);
@@ -81,6 +116,7 @@ void CollectiveDetector::check_order(const IssueEvent& event) {
 
 void CollectiveDetector::on_finish(const Engine&) {
   report_mismatches();
+  report_p2p_mismatches();
   for (CommId c = 0; c < scenario_.comms.size(); ++c) {
     const Communicator& comm = scenario_.comms[c];
     std::uint64_t most = 0;

@@ -4,12 +4,16 @@
 ///   (Flight Recorder's categories: type, size, dtype mismatch), reported at the end of the run
 ///   for the lowest-ranked member and the lowest-ranked one that disagrees with it;
 /// - every member issues it (else: ranks not joining);
+/// - a send and the recv it is matched with (the k-th from a to b on one communicator) agree on
+///   count and dtype (a size mismatch); a side that is never issued leaves its peer stuck,
+///   which the deadlock detector reports;
 /// - predictive ordering: two collectives a rank issues on one communicator from host threads
 ///   with no happens-before between them are an ordering hazard, even when this run issued them
 ///   in a consistent order.
 
 #include <map>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "detectors/detector.h"
@@ -33,6 +37,8 @@ class CollectiveDetector final : public Detector {
   void check_match(const IssueEvent& event);
   void report_mismatches();
   void check_order(const IssueEvent& event);
+  void record_p2p(const IssueEvent& event);
+  void report_p2p_mismatches();
 
   const Scenario& scenario_;
   /// (comm, seq) -> the members' ops, in rank order. Reports read them at the end of the run, so
@@ -40,6 +46,8 @@ class CollectiveDetector final : public Detector {
   std::map<std::pair<CommId, std::uint64_t>, std::vector<OpSite>> issues_;
   std::map<std::pair<RankId, CommId>, LastIssue> last_issue_;
   std::map<std::pair<RankId, CommId>, std::uint64_t> issued_;
+  /// (comm, sender, receiver, pair index) -> the send's and the recv's sites.
+  std::map<std::tuple<CommId, RankId, RankId, std::uint64_t>, std::pair<std::optional<OpSite>, std::optional<OpSite>>> p2p_;
   std::vector<Hazard> hazards_;
 };
 

@@ -52,6 +52,8 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     st.comm_issued.resize(s.comms.size(), 0);
     st.comm_completed.resize(s.comms.size(), 0);
     st.comm_last_clock.resize(s.comms.size());
+    st.comm_ops_issued.resize(s.comms.size(), 0);
+    st.comm_ops_done.resize(s.comms.size(), 0);
     st.flag_signals.resize(rank.flags.size());
     auto& threads = thread_lanes.emplace_back();
     for (const Thread& t : rank.threads) threads.push_back("thread " + t.name);
@@ -118,18 +120,19 @@ bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
   }
 }
 
-/// A collective at the head of a stream may join: NCCL's per-comm order, and under serialized
-/// kernels the device's launch order.
-bool may_join(const Engine::State& st, RankId r, const QueuedOp& q) {
+/// A comm op at the head of a stream may join: NCCL's per-comm order, under serialized kernels
+/// the device's launch order, and for a group, every op of the group queued behind it.
+bool may_join(const Engine::State& st, RankId r, const std::deque<QueuedOp>& queue) {
   const RankState& rank = st.ranks[r];
+  const QueuedOp& q = queue.front();
   if (st.options.mutant != Mutant::drop_comm_ordering) {
-    if (rank.comm_completed[q.op->comm] != q.seq) return false;
+    if (rank.comm_ops_done[q.op->comm] != q.order) return false;
   }
   if (st.scenario.kernels == KernelConcurrency::serialized) {
     AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
-    if (rank.uncompleted.front() != std::make_pair(q.op->comm, q.seq)) return false;
+    if (rank.uncompleted.front() != std::make_pair(q.op->comm, q.order)) return false;
   }
-  return true;
+  return p2p_group_size(st.scenario, q.ref) <= queued_group_size(queue);
 }
 
 bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
@@ -142,7 +145,7 @@ bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
   (void)r;
 }
 
-bool rendezvous_ready(const Engine::State& st, CommId c) {
+bool collective_ready(const Engine::State& st, CommId c) {
   const CommState& comm = st.comms[c];
   auto it = comm.pending.find(comm.next_seq);
   if (it == comm.pending.end()) return false;
@@ -156,7 +159,39 @@ bool rendezvous_ready(const Engine::State& st, CommId c) {
   return true;
 }
 
+bool rendezvous_ready(const Engine::State& st, CommId c) { return collective_ready(st, c) || ready_pair(st.comms[c]) != nullptr; }
+
 }  // namespace
+
+std::size_t p2p_group_size(const Scenario& s, const OpRef& first) {
+  const auto& program = s.ranks[first.rank].threads[first.thread].program;
+  const std::uint32_t group = program[first.index].group;
+  if (group == 0 || !is_p2p(program[first.index].kind)) return 1;
+  std::size_t n = 1;
+  while (first.index + n < program.size() && program[first.index + n].group == group && is_p2p(program[first.index + n].kind)) ++n;
+  return n;
+}
+
+std::size_t queued_group_size(const std::deque<QueuedOp>& queue) {
+  const QueuedOp& head = queue.front();
+  if (head.op->group == 0 || !is_p2p(head.op->kind)) return 1;
+  std::size_t n = 1;
+  while (n < queue.size() && queue[n].ref.rank == head.ref.rank && queue[n].ref.thread == head.ref.thread &&
+         queue[n].ref.index == head.ref.index + n && queue[n].op->group == head.op->group && is_p2p(queue[n].op->kind)) {
+    ++n;
+  }
+  return n;
+}
+
+const std::pair<const P2pKey, P2pPair>* ready_pair(const CommState& comm) {
+  for (const auto& entry : comm.p2p) {
+    const P2pPair& pair = entry.second;
+    if (pair.send && pair.recv && p2p_disagreement(*pair.send->op, *pair.recv->op) == nullptr) return &entry;
+  }
+  return nullptr;
+}
+
+bool completes_collective(const Engine::State& st, CommId c) { return collective_ready(st, c); }
 
 namespace {
 
@@ -174,8 +209,8 @@ void append_rank_actions(const Engine::State& st, RankId r, std::vector<Action>&
     const auto& queue = rank.streams[k].queue;
     if (queue.empty()) continue;
     const QueuedOp& head = queue.front();
-    if (is_collective(head.op->kind)) {
-      if (!head.joined && may_join(st, r, head)) out.push_back({ActionKind::join, r, k});
+    if (is_comm_op(head.op->kind)) {
+      if (!head.joined && may_join(st, r, queue)) out.push_back({ActionKind::join, r, k});
     } else if (head_ready(st, r, head)) {
       out.push_back({ActionKind::execute, r, k});
     }
@@ -226,9 +261,10 @@ bool is_enabled(const Engine::State& st, const Action& action) {
     return pc < program.size() && host_op_ready(st, action.rank, program[pc]);
   }
   if (action.lane >= rank.streams.size() || rank.streams[action.lane].queue.empty()) return false;
-  const QueuedOp& head = rank.streams[action.lane].queue.front();
-  if (action.kind == ActionKind::join) return is_collective(head.op->kind) && !head.joined && may_join(st, action.rank, head);
-  return !is_collective(head.op->kind) && head_ready(st, action.rank, head);
+  const auto& queue = rank.streams[action.lane].queue;
+  const QueuedOp& head = queue.front();
+  if (action.kind == ActionKind::join) return is_comm_op(head.op->kind) && !head.joined && may_join(st, action.rank, queue);
+  return !is_comm_op(head.op->kind) && head_ready(st, action.rank, head);
 }
 
 const std::vector<Action>& Engine::enabled() const {
@@ -249,6 +285,9 @@ const Op* Engine::pending_op(const Action& action) const {
   if (action.kind == ActionKind::complete) {
     if (action.lane >= st.comms.size()) return nullptr;
     const CommState& comm = st.comms[action.lane];
+    if (!collective_ready(st, action.lane)) {
+      if (const auto* pair = ready_pair(comm)) return pair->second.send->op;
+    }
     const auto it = comm.pending.find(comm.next_seq);
     if (it == comm.pending.end()) return nullptr;
     for (const auto& m : it->second.members) {
@@ -272,6 +311,9 @@ std::vector<OpRef> Engine::joined_members(CommId comm) const {
   std::vector<OpRef> refs;
   const State& st = *state_;
   if (comm >= st.comms.size()) return refs;
+  if (!collective_ready(st, comm)) {
+    if (const auto* pair = ready_pair(st.comms[comm])) return {pair->second.send->ref, pair->second.recv->ref};
+  }
   const auto it = st.comms[comm].pending.find(st.comms[comm].next_seq);
   if (it == st.comms[comm].pending.end()) return refs;
   for (const auto& m : it->second.members) {

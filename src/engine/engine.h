@@ -16,7 +16,14 @@
 /// - under KernelConcurrency::serialized, a collective joins only after every collective its
 ///   rank issued earlier (on any communicator) completed;
 /// - a rendezvous whose members disagree on kind, count, dtype, op or root never completes
-///   (NCCL's behaviour is undefined; a hang is the usual outcome) and is reported.
+///   (NCCL's behaviour is undefined; a hang is the usual outcome) and is reported;
+/// - send / recv (ncclSend / ncclRecv): the k-th send from member a to member b matches the
+///   k-th recv at b from a; each side joins (in the communicator's issue order, like a
+///   collective) and the pair completes, in one `complete` of the communicator, once both have
+///   joined and agree on count and dtype; neither side's stream moves on before that. A group
+///   (ncclGroupStart / End: consecutive p2p ops of one thread with one `group`) joins as one
+///   launch once all of it is queued, so a group that sends and receives does not deadlock
+///   where the same ops ungrouped do.
 
 #include <cstddef>
 #include <cstdint>

@@ -88,9 +88,15 @@ struct Applier {
       } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
         q.record = rank.latest_record[op.event];
         touch(ObjectType::event, a.rank, op.event, false);
-      } else if (is_collective(op.kind)) {
-        seq = q.seq = rank.comm_issued[op.comm]++;
-        rank.uncompleted.emplace_back(op.comm, q.seq);
+      } else if (is_comm_op(op.kind)) {
+        if (is_collective(op.kind)) {
+          seq = q.seq = rank.comm_issued[op.comm]++;
+        } else {
+          const RankId peer = st.scenario.comms[op.comm].members.at(op.peer);
+          seq = q.seq = rank.p2p_issued[{op.comm, peer, op.kind == OpKind::send}]++;
+        }
+        q.order = rank.comm_ops_issued[op.comm]++;
+        rank.uncompleted.emplace_back(op.comm, q.order);
         touch(ObjectType::comm_issue, a.rank, op.comm, true);
         touch(ObjectType::launch_tail, a.rank, 0, true);
         step.collective = true;
@@ -169,11 +175,12 @@ struct Applier {
   void join(const Action& a) {
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
+    if (is_p2p(stream.queue.front().op->kind)) return join_p2p(a);
     QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
     stream.clock.join(q.issue_clock);
     if (st.options.mutant != Mutant::drop_comm_ordering) {
-      if (rank.comm_completed[op.comm] > 0) stream.clock.join(rank.comm_last_clock[op.comm]);
+      if (rank.comm_ops_done[op.comm] > 0) stream.clock.join(rank.comm_last_clock[op.comm]);
     }
     stream.clock.tick(stream.actor);
     q.joined = true;
@@ -195,14 +202,53 @@ struct Applier {
     AMAX_CHECK(member >= 0, "a collective was issued by a rank outside its communicator");
     Rendezvous& rv = st.comms[op.comm].pending[q.seq];
     if (rv.members.empty()) rv.members.resize(comm.members.size());
-    rv.members[static_cast<std::size_t>(member)] = Joined{a.rank, a.lane, q.ref, &op, stream.clock};
+    rv.members[static_cast<std::size_t>(member)] = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order};
     ++rv.joined;
     notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
+  }
+
+  /// Starts the p2p op at the stream's head, with the rest of its group: each op takes its
+  /// side of its pair (the k-th send from a to b, the k-th recv at b from a).
+  void join_p2p(const Action& a) {
+    RankState& rank = st.ranks[a.rank];
+    StreamState& stream = rank.streams[a.lane];
+    const std::size_t n = queued_group_size(stream.queue);
+    const Op& first = *stream.queue.front().op;
+    stream.clock.join(stream.queue.front().issue_clock);
+    for (std::size_t i = 1; i < n; ++i) stream.clock.join(stream.queue[i].issue_clock);
+    if (st.options.mutant != Mutant::drop_comm_ordering) {
+      if (rank.comm_ops_done[first.comm] > 0) stream.clock.join(rank.comm_last_clock[first.comm]);
+    }
+    stream.clock.tick(stream.actor);
+    step.op = stream.queue.front().ref;
+    name_op(first);
+    step.collective = true;
+    step.comm = first.comm;
+    step.seq = stream.queue.front().seq;
+    touch(ObjectType::stream, a.rank, a.lane, true);
+    touch(ObjectType::comm_done, a.rank, first.comm, false,
+          stream.queue.front().order > 0 && st.options.mutant != Mutant::drop_comm_ordering);
+    if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, a.rank, 0, false);
+    touch(ObjectType::rendezvous, a.rank, first.comm, true);
+    const Communicator& comm = st.scenario.comms[first.comm];
+    for (std::size_t i = 0; i < n; ++i) {
+      QueuedOp& q = stream.queue[i];
+      const Op& op = *q.op;
+      q.joined = true;
+      touch_key(op_key(q.ref), true, true);
+      touch_buffers(a.rank, op);
+      const RankId peer = comm.members.at(op.peer);
+      const bool send = op.kind == OpKind::send;
+      P2pPair& pair = st.comms[op.comm].p2p[send ? P2pKey{a.rank, peer, q.seq} : P2pKey{peer, a.rank, q.seq}];
+      (send ? pair.send : pair.recv) = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order};
+      notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
+    }
   }
 
   void complete(const Action& a) {
     const CommId c = a.lane;
     CommState& comm = st.comms[c];
+    if (!completes_collective(st, c)) return complete_p2p_pair(a);
     auto node = comm.pending.extract(comm.next_seq);
     Rendezvous& rv = node.mapped();
     const std::uint64_t seq = comm.next_seq++;
@@ -233,8 +279,9 @@ struct Applier {
       stream.clock.tick(stream.actor);
       stream.queue.pop_front();
       rank.comm_completed[c] = seq + 1;
+      ++rank.comm_ops_done[c];
       rank.comm_last_clock[c] = stream.clock;
-      auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, seq));
+      auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, m->order));
       if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
       touch(ObjectType::stream, m->rank, m->stream, true);
       touch_key(op_key(m->ref), true);
@@ -246,6 +293,50 @@ struct Applier {
       record_written(m->rank, *m->op);
     }
     CompleteEvent event{c, seq, st.step};
+    for (Observer* o : st.observers) o->on_complete(event);
+  }
+
+  /// Completes the first ready send / recv pair of the communicator: the recv's range gets the
+  /// send's data, and each side leaves its stream once the ops of its group ahead of it did.
+  void complete_p2p_pair(const Action& a) {
+    const CommId c = a.lane;
+    CommState& comm = st.comms[c];
+    const auto* ready = ready_pair(comm);
+    AMAX_CHECK(ready != nullptr, "complete with no ready rendezvous");
+    auto node = comm.p2p.extract(ready->first);
+    const P2pPair& pair = node.mapped();
+    const VectorClock all = VectorClock::join_all({&pair.send->clock, &pair.recv->clock});
+    complete_p2p(pair, st.ranks);
+    step.op = pair.send->ref;
+    name_op(*pair.send->op);
+    step.collective = true;
+    step.comm = c;
+    step.seq = node.key().index;
+    // Every member's slot: which pair completes next depends on every member's joins.
+    for (RankId member : st.scenario.comms[c].members) {
+      touch(ObjectType::rendezvous, member, c, true, member == pair.send->rank || member == pair.recv->rank);
+    }
+    for (const Joined* m : {&*pair.send, &*pair.recv}) {
+      RankState& rank = st.ranks[m->rank];
+      StreamState& stream = rank.streams[m->stream];
+      auto q = std::find_if(stream.queue.begin(), stream.queue.end(), [&](const QueuedOp& x) { return x.ref == m->ref; });
+      AMAX_CHECK(q != stream.queue.end() && q->joined, "completing a p2p op its stream does not hold");
+      q->done = true;
+      stream.clock.join(all);
+      stream.clock.tick(stream.actor);
+      while (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();
+      ++rank.comm_ops_done[c];
+      rank.comm_last_clock[c] = stream.clock;
+      auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, m->order));
+      if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
+      touch(ObjectType::stream, m->rank, m->stream, true);
+      touch_key(op_key(m->ref), true);
+      touch(ObjectType::comm_done, m->rank, c, true);
+      if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, m->rank, 0, true);
+      touch_buffers(m->rank, *m->op);
+      record_written(m->rank, *m->op);
+    }
+    CompleteEvent event{c, node.key().index, st.step};
     for (Observer* o : st.observers) o->on_complete(event);
   }
 };

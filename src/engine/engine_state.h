@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/engine.h"
@@ -28,9 +29,11 @@ struct QueuedOp {
   const Op* op = nullptr;
   VectorClock issue_clock;                    ///< the issuing thread's clock at issue
   std::shared_ptr<RecordState> record;        ///< event_record: its record; waits: the awaited one
-  std::uint64_t seq = 0;                      ///< collectives: index on op->comm for this rank
+  std::uint64_t seq = 0;                      ///< collectives: index on op->comm for this rank; p2p: pair index
   std::size_t issue_step = 0;
   bool joined = false;
+  std::uint64_t order = 0;  ///< comm ops (collective or p2p): index among this rank's ops on op->comm
+  bool done = false;        ///< p2p: its pair completed (a grouped op leaves its stream once the ops ahead did)
 };
 
 struct ThreadState {
@@ -55,7 +58,12 @@ struct RankState {
   std::vector<std::uint64_t> comm_issued;     ///< collectives issued
   std::vector<std::uint64_t> comm_completed;  ///< collectives completed
   std::vector<VectorClock> comm_last_clock;   ///< clock after the last completion; empty before it
-  std::deque<std::pair<CommId, std::uint64_t>> uncompleted;  ///< collectives in launch order
+  /// Comm ops (collectives and p2p) in launch order, as (comm, order).
+  std::deque<std::pair<CommId, std::uint64_t>> uncompleted;
+  std::vector<std::uint64_t> comm_ops_issued;  ///< per comm: collectives and p2p ops issued
+  std::vector<std::uint64_t> comm_ops_done;    ///< per comm: collectives and p2p ops completed
+  /// p2p ops issued, per (comm, peer rank, is a send): the next op's pair index.
+  std::map<std::tuple<CommId, RankId, bool>, std::uint64_t> p2p_issued;
 };
 
 /// One member's part of a rendezvous.
@@ -65,6 +73,7 @@ struct Joined {
   OpRef ref;
   const Op* op = nullptr;
   VectorClock clock;
+  std::uint64_t order = 0;  ///< the op's index among the rank's ops on the communicator
 };
 
 struct Rendezvous {
@@ -72,10 +81,33 @@ struct Rendezvous {
   std::size_t joined = 0;
 };
 
+/// A send / recv pair: the k-th send from `sender` to `receiver` and the k-th recv there from it.
+struct P2pKey {
+  RankId sender = 0;
+  RankId receiver = 0;
+  std::uint64_t index = 0;
+  friend auto operator<=>(const P2pKey&, const P2pKey&) = default;
+};
+
+struct P2pPair {
+  std::optional<Joined> send, recv;
+};
+
 struct CommState {
   std::uint64_t next_seq = 0;  ///< the sequence number of the next collective to complete
   std::map<std::uint64_t, Rendezvous> pending;
+  std::map<P2pKey, P2pPair> p2p;  ///< pairs with at least one side started
 };
+
+/// The pair a complete on `comm` finishes next: the first (in P2pKey order) whose two sides
+/// started and agree; null when none.
+const std::pair<const P2pKey, P2pPair>* ready_pair(const CommState& comm);
+/// Whether a complete on `comm` now finishes a collective (else it finishes ready_pair()).
+bool completes_collective(const Engine::State& st, CommId comm);
+/// Ops in the ncclGroup that starts at `first` (1 when it is not grouped), from the program.
+std::size_t p2p_group_size(const Scenario& s, const OpRef& first);
+/// Ops of the head's group queued, contiguous, at the head of `queue` (1 when not grouped).
+std::size_t queued_group_size(const std::deque<QueuedOp>& queue);
 
 struct Engine::State {
   const Scenario& scenario;
@@ -154,5 +186,7 @@ void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant m
 
 /// Computes and writes the outputs of a completed collective on every joined member.
 void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks);
+/// Copies a completed send's data into its recv's range.
+void complete_p2p(const P2pPair& pair, std::vector<RankState>& ranks);
 
 }  // namespace amaxcheck

@@ -5,6 +5,7 @@
 
 #include "engine/engine.h"
 #include "engine/engine_state.h"
+#include "util/check.h"
 
 namespace amaxcheck {
 namespace {
@@ -27,6 +28,29 @@ std::optional<Held> stream_holding(const Engine::State& st, RankId r, CommId com
     }
   }
   return std::nullopt;
+}
+
+/// Where rank `r` holds its comm op number `order` on `comm` (collective or p2p).
+std::optional<Held> stream_holding_order(const Engine::State& st, RankId r, CommId comm, std::uint64_t order) {
+  const RankState& rank = st.ranks[r];
+  for (StreamId k = 0; k < rank.streams.size(); ++k) {
+    const auto& queue = rank.streams[k].queue;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      if (is_comm_op(queue[i].op->kind) && queue[i].op->comm == comm && queue[i].order == order) return Held{k, i};
+    }
+  }
+  return std::nullopt;
+}
+
+/// "collective #3 on comm dp" / "send #0 to rank 1 on comm pp (send_act)": a comm op, as the
+/// rank that holds it numbers it.
+std::string comm_op_label(const Engine::State& st, RankId r, const QueuedOp& q) {
+  const Op& op = *q.op;
+  const Communicator& comm = st.scenario.comms[op.comm];
+  if (is_collective(op.kind)) return fmt::format("collective #{} on comm {}", q.seq, comm.name);
+  return fmt::format("{} #{} {} rank {} on comm {}", to_string(op.kind), q.seq, op.kind == OpKind::send ? "to" : "from",
+                     comm.members.at(op.peer), comm.name);
+  (void)r;
 }
 
 /// "thread main at host_wait", or "its threads have finished": where a rank that never
@@ -74,6 +98,50 @@ std::string missing_text(const Engine::State& st, const Stuck& s) {
   return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+/// A joined send or recv waits for its peer's side of the pair.
+void describe_joined_p2p(const Engine::State& st, RankId r, const QueuedOp& q, Stuck& out) {
+  const Op& op = *q.op;
+  const Communicator& comm = st.scenario.comms[op.comm];
+  const RankId peer = comm.members.at(op.peer);
+  const bool send = op.kind == OpKind::send;
+  const P2pKey key = send ? P2pKey{r, peer, q.seq} : P2pKey{peer, r, q.seq};
+  const auto& pairs = st.comms[op.comm].p2p;
+  const auto it = pairs.find(key);
+  AMAX_CHECK(it != pairs.end(), "a started p2p op has no pair");
+  const char* other_kind = send ? "recv" : "send";
+  out.awaited = fmt::format("{} #{} from rank {} to rank {} on comm {}", send ? "send" : "recv", q.seq, key.sender,
+                            key.receiver, comm.name);
+  const auto& other = send ? it->second.recv : it->second.send;
+  if (it != pairs.end() && other) {
+    const char* why = p2p_disagreement(*it->second.send->op, *it->second.recv->op);
+    out.blocked.push_back(fmt::format("rank {} started the matching {} ({}) but they disagree ({}), so it never completes",
+                                      peer, other_kind, other->op->name, why ? why : "?"));
+    out.waiting_for = fmt::format("the matching {} on rank {}, which disagrees with it", other_kind, peer);
+    return;
+  }
+  // Does the peer hold the matching op (issued, not started)?
+  const int mine = member_index(comm, r);
+  const RankState& peer_state = st.ranks[peer];
+  for (StreamId k = 0; k < peer_state.streams.size(); ++k) {
+    const auto& queue = peer_state.streams[k].queue;
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      const Op& o = *queue[i].op;
+      if (!is_p2p(o.kind) || o.kind == op.kind || o.comm != op.comm || static_cast<int>(o.peer) != mine || queue[i].seq != q.seq) continue;
+      out.waits_on.push_back(actor_key({ActionKind::execute, peer, k}));
+      const std::string& stream = st.scenario.ranks[peer].streams[k].name;
+      out.blocked.push_back(i == 0 ? fmt::format("rank {} issued the matching {} ({}) on stream {} but has not started it (it waits "
+                                                 "for an earlier op on comm {})", peer, other_kind, o.name, stream, comm.name)
+                                   : fmt::format("rank {} issued the matching {} ({}) but its stream {} is blocked behind {}",
+                                                 peer, other_kind, o.name, stream, queue.front().op->name));
+      out.waiting_for = fmt::format("the matching {} on rank {}: {}", other_kind, peer, out.blocked.back());
+      return;
+    }
+  }
+  out.missing_ranks.push_back(peer);
+  for (ThreadId t = 0; t < st.ranks[peer].threads.size(); ++t) out.waits_on.push_back(actor_key({ActionKind::issue, peer, t}));
+  out.waiting_for = fmt::format("the matching {} on rank {}, which never issued it ({})", other_kind, peer, where_threads_are(st, peer));
+}
+
 void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& out) {
   const RankState& rank = st.ranks[r];
   const QueuedOp& q = rank.streams[k].queue.front();
@@ -85,8 +153,9 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
     out.waits_on.push_back(stream_key(r, q.record->stream));
     return;
   }
-  if (!is_collective(op.kind)) return;
+  if (!is_comm_op(op.kind)) return;
   const std::string comm = s.comms[op.comm].name;
+  if (q.joined && is_p2p(op.kind)) return describe_joined_p2p(st, r, q, out);
   if (q.joined) {
     auto it = st.comms[op.comm].pending.find(q.seq);
     bool agree = true;
@@ -109,16 +178,27 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
                             : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);
     return;
   }
-  const std::uint64_t completed = rank.comm_completed[op.comm];
-  if (completed != q.seq) {
-    out.waiting_for = fmt::format("collective #{} on comm {} to complete first (NCCL runs a comm's ops in issue order)", completed, comm);
-    if (auto holder = stream_holding(st, r, op.comm, completed)) out.waits_on.push_back(stream_key(r, holder->stream));
+  const std::uint64_t completed = rank.comm_ops_done[op.comm];
+  if (completed != q.order) {
+    const auto holder = stream_holding_order(st, r, op.comm, completed);
+    const std::string first = holder ? comm_op_label(st, r, rank.streams[holder->stream].queue[holder->position])
+                                     : fmt::format("op #{} on comm {}", completed, comm);
+    out.waiting_for = fmt::format("{} to complete first (NCCL runs a comm's ops in issue order)", first);
+    if (holder) out.waits_on.push_back(stream_key(r, holder->stream));
     return;
   }
-  const auto [first_comm, first_seq] = rank.uncompleted.front();
-  out.waiting_for = fmt::format("collective #{} on comm {} to finish (serialized collective kernels run in launch order)",
-                                first_seq, s.comms[first_comm].name);
-  if (auto holder = stream_holding(st, r, first_comm, first_seq)) out.waits_on.push_back(stream_key(r, holder->stream));
+  if (s.kernels == KernelConcurrency::serialized && rank.uncompleted.front() != std::make_pair(op.comm, q.order)) {
+    const auto [first_comm, first_order] = rank.uncompleted.front();
+    const auto holder = stream_holding_order(st, r, first_comm, first_order);
+    const std::string first = holder ? comm_op_label(st, r, rank.streams[holder->stream].queue[holder->position])
+                                     : fmt::format("op #{} on comm {}", first_order, s.comms[first_comm].name);
+    out.waiting_for = fmt::format("{} to finish (serialized collective kernels run in launch order)", first);
+    if (holder) out.waits_on.push_back(stream_key(r, holder->stream));
+    return;
+  }
+  // A group starts as a whole: the rest of it is not queued yet.
+  out.waiting_for = fmt::format("the rest of its send/recv group {} to be issued (ncclGroupEnd)", op.group);
+  out.waits_on.push_back(thread_key(r, q.ref.thread));
 }
 
 void describe_thread(const Engine::State& st, RankId r, ThreadId t, const Op& op, Stuck& out) {

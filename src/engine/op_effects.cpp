@@ -106,6 +106,13 @@ void complete_collective(const std::vector<const Joined*>& members, std::vector<
   }
 }
 
+void complete_p2p(const P2pPair& pair, std::vector<RankState>& ranks) {
+  auto in = view(ranks[pair.send->rank].buffers, pair.send->op->reads.at(0));
+  const std::vector<float> data(in.begin(), in.end());  // sender and receiver may be one rank
+  auto out = view(ranks[pair.recv->rank].buffers, pair.recv->op->writes.at(0));
+  std::copy_n(data.begin(), std::min(data.size(), out.size()), out.begin());
+}
+
 std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index) {
   return (static_cast<std::uint64_t>(type) << 56) | (static_cast<std::uint64_t>(rank & 0xFFFFFF) << 32) | index;
 }

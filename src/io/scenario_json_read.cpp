@@ -71,7 +71,7 @@ OpKind read_kind(const JsonField& field) {
 
 Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::string>& comms) {
   field.allow_only({"kind", "name", "origin", "stream", "event", "comm", "reduce", "dtype", "root", "format", "scale",
-                    "reads", "writes", "values", "flag", "count", "cost_us", "comment"});
+                    "reads", "writes", "values", "flag", "count", "peer", "group", "cost_us", "comment"});
   Op op;
   op.kind = read_kind(field.at("kind"));
   if (auto f = field.find("name")) op.name = f->as_string();
@@ -88,6 +88,8 @@ Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::stri
   if (auto f = field_for("reduce", needs(field_reduce))) op.reduce = f->as_enum<ReduceOp>();
   if (auto f = field.find("dtype")) op.dtype = f->as_enum<Dtype>();
   if (auto f = field_for("root", needs(field_root))) op.root = f->as_uint();
+  if (auto f = field_for("peer", needs(field_peer))) op.peer = f->as_uint();
+  if (auto f = field.find("group")) op.group = f->as_uint();
   if (auto f = field_for("format", needs(field_format))) op.format = f->as_enum<Fp8Format>();
   if (auto f = field_for("scale", needs(field_scale))) {
     f->allow_only({"tensors", "history_len", "algo", "margin", "format"});

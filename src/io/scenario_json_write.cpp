@@ -58,6 +58,8 @@ json op_json(const Scenario& s, const Rank& rank, const Op& op) {
   if (collective || op.reduce != ReduceOp::max) j["reduce"] = enum_name(op.reduce);
   if (op.dtype != Dtype::f32) j["dtype"] = enum_name(op.dtype);
   if (uses(field_root) || op.root != 0) j["root"] = op.root;
+  if (uses(field_peer) || op.peer != 0) j["peer"] = op.peer;
+  if (op.group != 0) j["group"] = op.group;
   if (uses(field_format) || op.format != Fp8Format::e4m3) j["format"] = enum_name(op.format);
   const ScaleUpdateParams defaults;
   if (uses(field_scale) || op.scale.tensors != defaults.tensors ||

@@ -90,6 +90,25 @@ class Validator {
       for (std::size_t i = 0; i < rank.threads[t].program.size(); ++i) {
         op(r, rank.threads[t].program[i], fmt::format("{}.threads[{}].program[{}]", path, t, i));
       }
+      groups(rank.threads[t].program, fmt::format("{}.threads[{}].program", path, t));
+    }
+  }
+
+  /// A send/recv group is one run of consecutive p2p ops of a thread, on one stream and comm.
+  void groups(const std::vector<Op>& program, const std::string& path) const {
+    std::set<std::uint32_t> closed;
+    for (std::size_t i = 0; i < program.size(); ++i) {
+      const Op& op = program[i];
+      if (op.group == 0) continue;
+      const std::string at = fmt::format("{}[{}].group", path, i);
+      if (!is_p2p(op.kind)) fail(at, fmt::format("only send and recv ops can be grouped, not {}", to_string(op.kind)));
+      const bool continues = i > 0 && program[i - 1].group == op.group;
+      if (!continues && !closed.insert(op.group).second) {
+        fail(at, fmt::format("group {} was used earlier in this thread; a group's ops must be consecutive", op.group));
+      }
+      if (continues && (program[i - 1].stream != op.stream || program[i - 1].comm != op.comm)) {
+        fail(at, fmt::format("group {} mixes streams or communicators; one ncclGroup launch runs on one stream and comm", op.group));
+      }
     }
   }
 
@@ -122,7 +141,7 @@ class Validator {
     for (std::size_t i = 0; i < op.writes.size(); ++i) range(rank, op.writes[i], fmt::format("{}.writes[{}]", path, i));
 
     std::size_t members = 0;
-    if (is_collective(op.kind)) {
+    if (is_comm_op(op.kind)) {
       if (op.comm >= s_.comms.size()) {
         fail(path + ".comm", fmt::format("communicator {} out of range (the scenario has {} communicators)", op.comm,
                                          s_.comms.size()));
@@ -174,6 +193,12 @@ class Validator {
         count(op.writes[0], op.reads[0].count, path + ".writes[0]", "the input's count");
         if (has_root(op.kind) && op.root >= members) {
           fail(path + ".root", fmt::format("root member {} out of range (the communicator has {} members)", op.root, members));
+        }
+        break;
+      case OpKind::send:
+      case OpKind::recv:
+        if (op.peer >= members) {
+          fail(path + ".peer", fmt::format("peer member {} out of range (the communicator has {} members)", op.peer, members));
         }
         break;
       case OpKind::all_gather:

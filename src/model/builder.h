@@ -51,6 +51,26 @@ class ScenarioBuilder {
     o.writes = {out};
     return o;
   }
+  /// ncclSend of `from` to member `peer` of `comm`; `group` > 0 joins an ncclGroup.
+  static Op send(StreamId stream, CommId comm, std::uint32_t peer, Range from, std::string name = "send",
+                 std::uint32_t group = 0) {
+    Op o = base(OpKind::send, stream, std::move(name));
+    o.comm = comm;
+    o.peer = peer;
+    o.group = group;
+    o.reads = {from};
+    return o;
+  }
+  /// ncclRecv into `to` from member `peer` of `comm`.
+  static Op recv(StreamId stream, CommId comm, std::uint32_t peer, Range to, std::string name = "recv",
+                 std::uint32_t group = 0) {
+    Op o = base(OpKind::recv, stream, std::move(name));
+    o.comm = comm;
+    o.peer = peer;
+    o.group = group;
+    o.writes = {to};
+    return o;
+  }
   static Op copy(StreamId stream, Range from, Range to, std::string name = "copy") {
     Op o = base(OpKind::copy, stream, std::move(name));
     o.reads = {from};

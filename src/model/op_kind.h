@@ -11,6 +11,12 @@
 /// Adding an op kind: an enumerator below, its row in `op_kind_table` (the build fails until
 /// the row is there, in order), then its value semantics in op_effects.cpp (a kernel) or the
 /// engine's rendezvous (a collective), and its CUDA call in src/cuda/replayer.cpp.
+///
+/// Point-to-point ops (send, recv) follow ncclSend / ncclRecv: the k-th send from member a to
+/// member b of a communicator matches the k-th recv at b from a; a pair completes once both
+/// sides have started (neither completes alone); they take the communicator's host issue order
+/// like collectives do; consecutive send / recv ops of one thread with the same nonzero
+/// `group` form one ncclGroupStart / ncclGroupEnd launch, which starts as a whole.
 
 #include <array>
 #include <cstdint>
@@ -31,6 +37,9 @@ enum class OpKind : std::uint8_t {
   all_gather,      ///< writes[0] (count c*m) = concat of every member's reads[0] (count c)
   reduce_scatter,  ///< writes[0] (count c) = this member's slice of reduce(reads[0]) (c*m)
   broadcast,       ///< writes[0] = root member's reads[0]
+  // Point-to-point (run on `stream`, matched per (sender, receiver) pair by issue order).
+  send,  ///< reads[0] goes to member `peer` of `comm` (ncclSend)
+  recv,  ///< writes[0] = the matching send's reads[0] from member `peer` (ncclRecv)
   // Stream-ordering ops (run on `stream`).
   event_record,       ///< records `event` on `stream`
   stream_wait_event,  ///< `stream` waits for the latest record of `event` at issue time
@@ -48,6 +57,7 @@ enum class OpKind : std::uint8_t {
 enum class OpPlace : std::uint8_t {
   stream,      ///< queued on `stream`; a stream runs it (kernels, event ops)
   collective,  ///< queued on `stream`; its stream joins a rendezvous of the communicator's members
+  p2p,         ///< queued on `stream`; its stream joins a pair rendezvous with one peer member
   host,        ///< runs on the issuing host thread
 };
 
@@ -66,6 +76,7 @@ enum OpField : std::uint16_t {
   field_values = 1 << 9,
   field_flag = 1 << 10,
   field_count = 1 << 11,
+  field_peer = 1 << 12,  ///< send / recv: the other side's member index within `comm`
 };
 
 /// A range count of `any_ranges`: the kind takes any number of ranges (copy: as many writes as reads).
@@ -87,10 +98,11 @@ struct OpKindInfo {
 namespace op_kind_detail {
 constexpr std::uint16_t kernel = field_stream | field_reads | field_writes;
 constexpr std::uint16_t collective = field_stream | field_comm | field_reads | field_writes;
+constexpr std::uint16_t p2p = field_stream | field_comm | field_peer;
 }  // namespace op_kind_detail
 
 // clang-format off
-inline constexpr std::array<OpKindInfo, 17> op_kind_table{{
+inline constexpr std::array<OpKindInfo, 19> op_kind_table{{
   //  kind                          name                  place                 fields                                                  reads writes blocks actions
   {OpKind::fill,               "fill",               OpPlace::stream,     field_stream | field_writes | field_values,               0, 1,  false, 2},
   {OpKind::local_amax,         "local_amax",         OpPlace::stream,     op_kind_detail::kernel,                                   1, 1,  false, 2},
@@ -101,6 +113,8 @@ inline constexpr std::array<OpKindInfo, 17> op_kind_table{{
   {OpKind::all_gather,         "all_gather",         OpPlace::collective, op_kind_detail::collective,                               1, 1,  false, 2},
   {OpKind::reduce_scatter,     "reduce_scatter",     OpPlace::collective, op_kind_detail::collective | field_reduce,                1, 1,  false, 2},
   {OpKind::broadcast,          "broadcast",          OpPlace::collective, op_kind_detail::collective | field_root,                  1, 1,  false, 2},
+  {OpKind::send,               "send",               OpPlace::p2p,        op_kind_detail::p2p | field_reads,                        1, 0,  false, 2},
+  {OpKind::recv,               "recv",               OpPlace::p2p,        op_kind_detail::p2p | field_writes,                       0, 1,  false, 2},
   {OpKind::event_record,       "event_record",       OpPlace::stream,     field_stream | field_event,                               0, 0,  false, 2},
   {OpKind::stream_wait_event,  "stream_wait_event",  OpPlace::stream,     field_stream | field_event,                               0, 0,  false, 2},
   {OpKind::work_wait,          "work_wait",          OpPlace::stream,     field_stream | field_event,                               0, 0,  false, 2},
@@ -126,6 +140,11 @@ constexpr const OpKindInfo& op_kind_info(OpKind kind) {
 inline const char* to_string(OpKind kind) { return enum_name(kind); }
 constexpr bool has_field(OpKind kind, OpField field) { return (op_kind_info(kind).fields & field) != 0; }
 constexpr bool is_collective(OpKind kind) { return op_kind_info(kind).place == OpPlace::collective; }
+/// send / recv: matched per (sender, receiver) pair, not per communicator.
+constexpr bool is_p2p(OpKind kind) { return op_kind_info(kind).place == OpPlace::p2p; }
+/// Runs on a communicator (a collective or a point-to-point op): NCCL orders these per
+/// communicator in host issue order, and a stream holding one waits for its rendezvous.
+constexpr bool is_comm_op(OpKind kind) { return is_collective(kind) || is_p2p(kind); }
 /// Runs on the issuing thread: the host-blocking ops and host_signal.
 constexpr bool is_host_op(OpKind kind) { return op_kind_info(kind).place == OpPlace::host; }
 /// Queued on a stream: kernels, collectives and event ops.
@@ -139,7 +158,9 @@ constexpr bool has_reduce_op(OpKind kind) { return has_field(kind, field_reduce)
 /// Has a root member (broadcast).
 constexpr bool has_root(OpKind kind) { return has_field(kind, field_root); }
 /// A stream op that reads or writes buffers (a kernel or a collective), as opposed to an event op.
-constexpr bool moves_data(OpKind kind) { return is_device_op(kind) && has_field(kind, field_writes); }
+constexpr bool moves_data(OpKind kind) {
+  return is_device_op(kind) && (has_field(kind, field_writes) || has_field(kind, field_reads));
+}
 
 struct Op;
 
@@ -150,5 +171,8 @@ struct Op;
 /// both use it, so what cannot complete is exactly what is reported.
 const char* collective_disagreement(const Op& a, const Op& b);
 bool collectives_agree(const Op& a, const Op& b);
+/// Why a matched send and recv cannot form one transfer: "size mismatch" (the send's count is
+/// not the recv's), "dtype mismatch"; nullptr when they agree.
+const char* p2p_disagreement(const Op& send, const Op& recv);
 
 }  // namespace amaxcheck

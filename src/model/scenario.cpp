@@ -18,6 +18,12 @@ const char* collective_disagreement(const Op& a, const Op& b) {
 
 bool collectives_agree(const Op& a, const Op& b) { return collective_disagreement(a, b) == nullptr; }
 
+const char* p2p_disagreement(const Op& send, const Op& recv) {
+  if (first_count(send.reads) != first_count(recv.writes)) return "size mismatch";
+  if (send.dtype != recv.dtype) return "dtype mismatch";
+  return nullptr;
+}
+
 int member_index(const Communicator& comm, RankId rank) {
   for (std::size_t i = 0; i < comm.members.size(); ++i) {
     if (comm.members[i] == rank) return static_cast<int>(i);

@@ -93,6 +93,10 @@ struct Op {
   ReduceOp reduce = ReduceOp::max;
   Dtype dtype = Dtype::f32;
   std::uint32_t root = 0;  ///< member index within the communicator (broadcast)
+  std::uint32_t peer = 0;  ///< send / recv: the other side's member index within the communicator
+  /// send / recv: consecutive ops of one thread with the same nonzero group are one
+  /// ncclGroupStart / ncclGroupEnd launch (they start together); 0 = not grouped.
+  std::uint32_t group = 0;
   Fp8Format format = Fp8Format::e4m3;
   ScaleUpdateParams scale;
   std::vector<Range> reads;

@@ -38,7 +38,7 @@ void add_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& la
   for (const auto& group : groups) ++groups_per_stage[layout.stage(group.front())];
   for (const auto& holders : groups) {
     const std::uint32_t stage = layout.stage(holders.front());
-    for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+    for (std::uint32_t m = 0; m < stage_module_count(knobs, stage); ++m) {
       for (Direction dir : {Direction::forward, Direction::backward}) {
         for (int q = 0; q < 3; ++q) {
           ReplicaCheck check;

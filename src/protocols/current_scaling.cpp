@@ -1,6 +1,8 @@
 // Current scaling: every quantization computes its tensor's amax, all-reduces it (MAX) over
 // the amax group (TP x CP by default, for sequence-parallel tensors) and waits at once, then
-// derives the scale from that amax alone (a history of one) and casts.
+// derives the scale from that amax alone (a history of one) and casts. An empty input (--empty)
+// has an amax of 0: the quantizer joins the reduction with it (--empty-quantize join) or returns
+// before the reduction (return-early), which leaves its peers waiting.
 #include <fmt/format.h>
 
 #include "protocols/generator.h"
@@ -14,10 +16,16 @@ void ProgramGenerator::current_quantize(RankState& rs, ThreadId thread, std::uin
   RankWriter& w = rs.writer;
   const std::string where = origin(a, m, what);
   const std::string tag = dir_tag(dir);
-  write_inputs(rs, thread, a, m, dir, where, t);
+  const bool empty = input_empty(knobs_, rs.id, iter_of(knobs_, a), m);
+  if (empty && knobs_.empty_quantize == EmptyQuantize::return_early) return;  // the early return: no amax, no reduction
   const Range input{d.input, t * knobs_.elems, knobs_.elems};
   const Range amax{d.history, t, 1};
-  w.emit(thread, local_amax_op(rs.compute, input, amax), "local_amax_" + tag, fmt::format("{} (tensor {})", where, t));
+  if (empty) {
+    w.emit(thread, fill_op(rs.compute, amax, {0.0f}), "empty_amax_" + tag, fmt::format("{} (tensor {}, no elements)", where, t));
+  } else {
+    write_inputs(rs, thread, a, m, dir, where, t);
+    w.emit(thread, local_amax_op(rs.compute, input, amax), "local_amax_" + tag, fmt::format("{} (tensor {})", where, t));
+  }
   if (rs.amax_comm) write_amax_all_reduce(rs, thread, amax, tag, fmt::format("{} (tensor {})", where, t), true);
   ScaleUpdateParams params;
   params.tensors = 1;
@@ -27,6 +35,7 @@ void ProgramGenerator::current_quantize(RankState& rs, ThreadId thread, std::uin
   params.format = format_of(dir);
   w.emit(thread, scale_update_op(rs.compute, params, amax, Range{d.scale, t, 1}, Range{d.scale_inv, t, 1}),
          "scale_update_" + tag, fmt::format("{} (tensor {}) scale from current amax", where, t));
+  if (empty) return;  // nothing to cast
   w.emit(thread, cast_op(rs.compute, input, Range{d.scale, t, 1}, Range{d.fp8, t * knobs_.elems, knobs_.elems}, params.format),
          "cast_" + tag, fmt::format("{} (tensor {})", where, t));
 }

@@ -69,7 +69,15 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
   RankWriter& w = rs.writer;
   const std::string where = origin(a, m, registers ? "forward" : "forward (eval)");
   delayed_prepare(rs, rs.main, Direction::forward, m, first_registering, where);
+  const bool empty = input_empty(knobs_, rs.id, iter, m);
   for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) {
+    if (empty) {  // no elements: the amax slot gets 0, nothing is cast
+      if (registers) {
+        w.emit(rs.main, fill_op(rs.compute, Range{global, slot * knobs_.fwd_tensors + t, 1}, {0.0f}), "empty_amax_fwd",
+               fmt::format("{} (tensor {}, no elements -> global buffer slot {})", where, t, slot));
+      }
+      continue;
+    }
     write_inputs(rs, rs.main, a, m, Direction::forward, where, t);
     const Range input{d.input, t * knobs_.elems, knobs_.elems};
     if (registers) {
@@ -98,12 +106,13 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
   const DirBuffers& bwd = rs.modules[m].dir[1];
   RankWriter& w = rs.writer;
   const std::string where = origin(a, m, "backward");
+  const bool empty = input_empty(knobs_, rs.id, iter_of(knobs_, a), m);
   delayed_prepare(rs, rs.autograd, Direction::backward, m, first_registering, where);
   if (knobs_.recompute) {
     // Recomputation outside the autocast: the forward casts run again with the saved forward
     // scales and register no amax.
     const std::string again = origin(a, m, "recompute forward");
-    for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) {
+    for (std::uint32_t t = 0; t < knobs_.fwd_tensors && !empty; ++t) {
       write_inputs(rs, rs.autograd, a, m, Direction::forward, again, t);
       w.emit(rs.autograd,
              cast_op(rs.compute, Range{fwd.input, t * knobs_.elems, knobs_.elems}, Range{fwd.scale, t, 1},
@@ -115,6 +124,11 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
            "gemm_fwd", again + " GEMM");
   }
   for (std::uint32_t t = 0; t < knobs_.bwd_tensors; ++t) {
+    if (empty) {
+      w.emit(rs.autograd, fill_op(rs.compute, Range{global, slot * knobs_.bwd_tensors + t, 1}, {0.0f}), "empty_amax_bwd",
+             fmt::format("{} (tensor {}, no elements -> global buffer slot {})", where, t, slot));
+      continue;
+    }
     write_inputs(rs, rs.autograd, a, m, Direction::backward, where, t);
     const Range input{bwd.input, t * knobs_.elems, knobs_.elems};
     w.emit(rs.autograd, local_amax_op(rs.compute, input, Range{global, slot * knobs_.bwd_tensors + t, 1}),
@@ -143,7 +157,7 @@ void ProgramGenerator::delayed_epilogue(RankState& rs) {
   const std::uint32_t last_iter = knobs_.iters - 1;
   for (Direction dir : {Direction::forward, Direction::backward}) {
     bool first = true;
-    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+    for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (!rs.pending[index_of(dir)][m]) continue;
       const std::string where = fmt::format("after iter {} / module {} / final {} update", last_iter, m,
                                             dir == Direction::forward ? "forward" : "backward");

@@ -28,10 +28,10 @@ std::string ProgramGenerator::origin(std::uint32_t autocast, std::optional<std::
   return text + " / " + what;
 }
 
-std::uint32_t ProgramGenerator::bucket_position(std::uint32_t bucket) const {
-  if (!knobs_.grad_overlap) return knobs_.modules - 1;
+std::uint32_t ProgramGenerator::bucket_position(std::uint32_t bucket, std::uint32_t modules) const {
+  if (!knobs_.grad_overlap) return modules - 1;
   // ceil((b + 1) * M / B) - 1: buckets spread over the backward, the last after module 0.
-  return ((bucket + 1) * knobs_.modules + knobs_.buckets - 1) / knobs_.buckets - 1;
+  return ((bucket + 1) * modules + knobs_.buckets - 1) / knobs_.buckets - 1;
 }
 
 void ProgramGenerator::make_comms(Scenario& scenario) {
@@ -59,6 +59,17 @@ void ProgramGenerator::make_comms(Scenario& scenario) {
     }
     for (RankId r : group) amax_comm_of_[r] = id;
   }
+  if (pipelined(knobs_)) {
+    // The pipeline groups: one per (TP, CP, DP) index, members in stage order (member index =
+    // stage), as Megatron-LM's pipeline-parallel group.
+    const Groups pipelines = layout_.partition({Dim::pp});
+    pp_comm_of_.assign(layout_.world(), std::nullopt);
+    for (std::size_t g = 0; g < pipelines.size(); ++g) {
+      const auto id = static_cast<CommId>(scenario.comms.size());
+      scenario.comms.push_back(Communicator{indexed("pp", g, pipelines.size()), pipelines[g]});
+      for (RankId r : pipelines[g]) pp_comm_of_[r] = id;
+    }
+  }
   for (const Communicator& comm : scenario.comms) comm_names_.push_back(comm.name);
 }
 
@@ -70,6 +81,9 @@ void ProgramGenerator::setup_rank(RankState& rs) {
   rs.grad = w.stream("grad");
   rs.grad_comm = grad_comm_of_[rs.id];
   rs.amax_comm = amax_comm_of_[rs.id];
+  rs.stage = layout_.stage(rs.id);
+  rs.module_count = stage_module_count(knobs_, rs.stage);
+  if (pipelined(knobs_)) rs.pp_comm = pp_comm_of_[rs.id];
   if (rs.amax_comm) rs.nccl = w.stream("nccl:" + comm_names_[*rs.amax_comm]);
   rs.backward_start = w.flag("backward_start");
   rs.backward_done = w.flag("backward_done");
@@ -77,7 +91,7 @@ void ProgramGenerator::setup_rank(RankState& rs) {
   rs.grad_members = static_cast<std::uint32_t>(grad_group.size());
   rs.grad_index = static_cast<std::uint32_t>(std::find(grad_group.begin(), grad_group.end(), rs.id) - grad_group.begin());
 
-  for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+  for (std::uint32_t m = 0; m < rs.module_count; ++m) {
     ModuleBuffers mb;
     for (Direction dir : {Direction::forward, Direction::backward}) {
       const std::uint32_t tensors = tensor_count(knobs_, dir);
@@ -100,7 +114,11 @@ void ProgramGenerator::setup_rank(RankState& rs) {
     if (scatter) rs.shards.push_back(w.buffer(fmt::format("grad_shard{}", b), knobs_.grad_elems));
   }
   rs.params = w.buffer("params", knobs_.buckets * (scatter ? knobs_.grad_elems : bucket_elems));
-  for (auto& pending : rs.pending) pending.assign(knobs_.modules, std::nullopt);
+  for (auto& pending : rs.pending) pending.assign(rs.module_count, std::nullopt);
+  if (rs.pp_comm) {
+    rs.act_in = w.buffer("pp.activation_in", knobs_.elems);
+    rs.grad_in = w.buffer("pp.grad_in", knobs_.elems);
+  }
 }
 
 void ProgramGenerator::write_inputs(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module,
@@ -126,11 +144,16 @@ void ProgramGenerator::write_amax_all_reduce(RankState& rs, ThreadId thread, Ran
 }
 
 void ProgramGenerator::write_forward(RankState& rs, std::uint32_t a) {
+  write_forward_pass(rs, a);
+  write_backward_call(rs, a);
+}
+
+void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
   const std::uint32_t iter = iter_of(knobs_, a);
   RankWriter& w = rs.writer;
   if (delayed()) {
     std::vector<std::uint32_t> registered;
-    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+    for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
     }
     std::optional<BufferId> global;
@@ -138,7 +161,7 @@ void ProgramGenerator::write_forward(RankState& rs, std::uint32_t a) {
       global = w.buffer(fmt::format("amax_fwd.a{}", a), static_cast<std::uint32_t>(registered.size()) * knobs_.fwd_tensors);
     }
     std::uint32_t slot = 0;
-    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+    for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (!module_runs(knobs_, rs.id, iter, m)) continue;
       const bool registers = module_registers(knobs_, rs.id, iter, m);
       delayed_forward_module(rs, a, m, registers && m == registered.front(), global.value_or(0), slot);
@@ -146,10 +169,15 @@ void ProgramGenerator::write_forward(RankState& rs, std::uint32_t a) {
     }
     delayed_autocast_exit(rs, a, global);
   } else {
-    for (std::uint32_t m = 0; m < knobs_.modules; ++m) {
+    for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (module_runs(knobs_, rs.id, iter, m)) current_forward_module(rs, rs.main, a, m, "forward");
     }
   }
+}
+
+void ProgramGenerator::write_backward_call(RankState& rs, std::uint32_t a) {
+  const std::uint32_t iter = iter_of(knobs_, a);
+  RankWriter& w = rs.writer;
   // loss.backward(): the autograd thread runs the backward; main blocks until it is done.
   w.emit(rs.main, host_signal_op(rs.backward_start), "loss_backward", origin(a, std::nullopt, "loss.backward()"));
   w.emit(rs.main, host_wait_op(rs.backward_done, a + 1), "backward_returned", origin(a, std::nullopt, "loss.backward()"));
@@ -163,7 +191,7 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
   w.emit(rs.autograd, host_wait_op(rs.backward_start, a + 1), "backward_start", origin(a, std::nullopt, "autograd engine"));
 
   std::vector<std::uint32_t> registered;  // in backward order
-  for (std::uint32_t m = knobs_.modules; m-- > 0;) {
+  for (std::uint32_t m = rs.module_count; m-- > 0;) {
     if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
   }
   std::optional<BufferId> global;
@@ -175,8 +203,8 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
   // the odd members of each gradient group launch it after the buckets instead.
   const bool reduce_after_buckets = knobs_.amax_order == AmaxOrder::rank_dependent && rs.grad_index % 2 == 1;
   std::uint32_t slot = 0;
-  for (std::uint32_t p = 0; p < knobs_.modules; ++p) {
-    const std::uint32_t m = knobs_.modules - 1 - p;
+  for (std::uint32_t p = 0; p < rs.module_count; ++p) {
+    const std::uint32_t m = rs.module_count - 1 - p;
     const bool registers = module_registers(knobs_, rs.id, iter, m);
     if (registers) {
       if (delayed()) {
@@ -186,7 +214,7 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
       }
       // wgrad: this module's weight gradients land in the bucket that goes out next.
       std::uint32_t bucket = 0;
-      while (bucket_position(bucket) < p) ++bucket;
+      while (bucket_position(bucket, rs.module_count) < p) ++bucket;
       w.emit(rs.autograd,
              fill_op(rs.compute, w.whole(rs.buckets[bucket]),
                      std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
@@ -212,7 +240,7 @@ void ProgramGenerator::write_buckets(RankState& rs, std::uint32_t a, std::uint32
   RankWriter& w = rs.writer;
   const EventId ready = w.event("grad.ready");
   for (std::uint32_t b = 0; b < knobs_.buckets; ++b) {
-    if (bucket_position(b) != position) continue;
+    if (bucket_position(b, rs.module_count) != position) continue;
     const std::string where = origin(a, std::nullopt, fmt::format("DDP bucket {}", b));
     w.emit(rs.autograd, event_record_op(rs.compute, ready), "record_grad_ready", where);
     w.emit(rs.autograd, stream_wait_event_op(rs.grad, ready), "grad_wait_ready", where);
@@ -250,9 +278,13 @@ Scenario ProgramGenerator::build() {
     RankState rs(rank);
     rs.id = r;
     setup_rank(rs);
-    for (std::uint32_t a = 0; a < autocast_count(knobs_); ++a) {
-      write_forward(rs, a);
-      write_backward(rs, a);
+    if (pipelined(knobs_)) {
+      for (std::uint32_t iter = 0; iter < knobs_.iters; ++iter) write_pipeline_iteration(rs, iter);
+    } else {
+      for (std::uint32_t a = 0; a < autocast_count(knobs_); ++a) {
+        write_forward(rs, a);
+        write_backward(rs, a);
+      }
     }
     if (delayed()) delayed_epilogue(rs);
     rs.writer.emit(rs.main, device_synchronize_op(), "device_synchronize", "end of training: final values settle");

@@ -54,6 +54,11 @@ class ProgramGenerator {
     StreamId compute = 0, grad = 0, nccl = 0;
     std::uint32_t backward_start = 0, backward_done = 0;
     std::optional<CommId> grad_comm, amax_comm;
+    std::optional<CommId> pp_comm;        ///< the pipeline group (pipelined runs)
+    std::uint32_t stage = 0;
+    std::uint32_t module_count = 0;       ///< modules of this rank's stage
+    BufferId act_in = 0, grad_in = 0;     ///< pipelined: what the previous / next stage sends
+    std::uint32_t next_group = 1;         ///< the next ncclGroup id (batch_isend_irecv) on main
     std::uint32_t grad_members = 1;
     std::uint32_t grad_index = 0;  ///< position in its gradient group
     std::vector<ModuleBuffers> modules;
@@ -68,6 +73,11 @@ class ProgramGenerator {
   void make_comms(Scenario& scenario);
   void setup_rank(RankState& rs);
   void write_forward(RankState& rs, std::uint32_t autocast);
+  /// The forward pass of one autocast: its modules and the autocast exit.
+  void write_forward_pass(RankState& rs, std::uint32_t autocast);
+  /// loss.backward() on main (the autograd thread runs it), then the optimizer after the
+  /// iteration's last microbatch.
+  void write_backward_call(RankState& rs, std::uint32_t autocast);
   void write_backward(RankState& rs, std::uint32_t autocast);
   void write_optimizer(RankState& rs, std::uint32_t iter);
   void write_buckets(RankState& rs, std::uint32_t autocast, std::uint32_t position);
@@ -79,8 +89,18 @@ class ProgramGenerator {
   void write_amax_all_reduce(RankState& rs, ThreadId thread, Range range, const std::string& tag,
                              const std::string& origin, bool sync);
   std::string origin(std::uint32_t autocast, std::optional<std::uint32_t> module, const std::string& what) const;
-  /// The backward position (0 = first module to run backward) after which bucket b goes out.
-  std::uint32_t bucket_position(std::uint32_t bucket) const;
+  /// The backward position (0 = first module to run backward) after which bucket b goes out,
+  /// in a stage of `modules` modules.
+  std::uint32_t bucket_position(std::uint32_t bucket, std::uint32_t modules) const;
+
+  // pipeline.cpp: pipeline schedules (pp > 1).
+  /// One iteration of the rank's stage in its schedule's order, with the stage-to-stage sends
+  /// and receives.
+  void write_pipeline_iteration(RankState& rs, std::uint32_t iter);
+  /// send (to the next / previous stage) and recv ops on main's compute stream; both together
+  /// form one batch_isend_irecv group.
+  void write_p2p(RankState& rs, std::optional<Op> send, std::optional<Op> recv, std::uint32_t autocast,
+                 const std::string& what);
 
   // delayed_scaling.cpp
   void delayed_forward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
@@ -110,7 +130,7 @@ class ProgramGenerator {
   ProtocolKnobs knobs_;
   Layout layout_;
   Groups grad_groups_, amax_groups_;
-  std::vector<std::optional<CommId>> grad_comm_of_, amax_comm_of_;  // by rank
+  std::vector<std::optional<CommId>> grad_comm_of_, amax_comm_of_, pp_comm_of_;  // by rank
   std::vector<std::string> comm_names_;
   std::uint32_t history_len_ = 1;
 };

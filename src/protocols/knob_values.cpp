@@ -79,6 +79,19 @@ Parsed<bool> parse_bool(const std::string& text) {
   return fmt::format("expected on|off (or true|false), {}", got(text));
 }
 
+Parsed<std::vector<std::uint32_t>> parse_uint_list(const std::string& text, std::uint64_t min, std::uint64_t max) {
+  if (text == "same") return std::vector<std::uint32_t>{};
+  std::vector<std::uint32_t> values;
+  for (const std::string& part : split(text, ',')) {
+    const auto value = whole_uint(part);
+    if (!value || *value < min || *value > max) {
+      return fmt::format("expected same or a comma-separated list of integers in [{}, {}], {}", min, max, got(text));
+    }
+    values.push_back(static_cast<std::uint32_t>(*value));
+  }
+  return values;
+}
+
 Parsed<std::size_t> parse_choice(const std::string& text, std::initializer_list<const char*> choices) {
   std::size_t index = 0;
   std::string all;

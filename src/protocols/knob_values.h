@@ -23,6 +23,8 @@ Parsed<std::uint64_t> parse_uint(const std::string& text, std::uint64_t min, std
 Parsed<int> parse_int(const std::string& text, int min, int max);
 Parsed<double> parse_double(const std::string& text, double min, double max);
 Parsed<bool> parse_bool(const std::string& text);
+/// "same" (an empty list) or "N,N,..." with each N in min..max.
+Parsed<std::vector<std::uint32_t>> parse_uint_list(const std::string& text, std::uint64_t min, std::uint64_t max);
 /// Index of `text` in `choices`.
 Parsed<std::size_t> parse_choice(const std::string& text, std::initializer_list<const char*> choices);
 

@@ -4,6 +4,7 @@
 #include "protocols/knob_table.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "protocols/knob_values.h"
 #include "util/check.h"
@@ -85,7 +86,7 @@ std::vector<KnobEntry> make_table() {
                               "to the last gradient bucket (rank-dependent: even members of each DP group before, odd ones after)"));
   table.push_back(uint_knob("dp", &ProtocolKnobs::dp, 1, 1024, "data-parallel size"));
   table.push_back(uint_knob("tp", &ProtocolKnobs::tp, 1, 1024, "tensor-parallel size"));
-  table.push_back(uint_knob("pp", &ProtocolKnobs::pp, 1, 1024, "pipeline-parallel size (stages are independent)"));
+  table.push_back(uint_knob("pp", &ProtocolKnobs::pp, 1, 1024, "pipeline-parallel size (stages run --pp-schedule)"));
   table.push_back(uint_knob("cp", &ProtocolKnobs::cp, 1, 1024, "context-parallel size"));
   {
     KnobEntry order;
@@ -97,6 +98,21 @@ std::vector<KnobEntry> make_table() {
   table.push_back(uint_knob("ranks-per-node", &ProtocolKnobs::ranks_per_node, 1, 1024,
                             "GPUs per node; a rank's device is its local rank"));
   table.push_back(uint_knob("modules", &ProtocolKnobs::modules, 1, 256, "FP8 modules per pipeline stage"));
+  {
+    KnobEntry stages;
+    stages.doc = {"stage-modules", "", "same|N,N,...",
+                  "FP8 modules of each pipeline stage, one count per stage (same: --modules in every stage)"};
+    stages.set = [](ProtocolKnobs& k, const std::string& v) { return assign(knobs::parse_uint_list(v, 1, 256), k.stage_modules); };
+    stages.show = [](const ProtocolKnobs& k) {
+      return std::vector<std::string>{k.stage_modules.empty() ? "same" : fmt::format("{}", fmt::join(k.stage_modules, ","))};
+    };
+    table.push_back(std::move(stages));
+  }
+  table.push_back(choice_knob("pp-schedule", &ProtocolKnobs::pp_schedule,
+                              "pp > 1: the pipeline schedule; stages send activations forward and gradients "
+                              "backward (send/recv on the pipeline group). 1f1b: Megatron-LM's default (warm-up, "
+                              "one forward one backward, cool-down); gpipe: every forward, then every backward; "
+                              "independent: stages do not communicate"));
   table.push_back(uint_knob("microbatches", &ProtocolKnobs::microbatches, 1, 64,
                             "autocasts (forward + backward) per iteration; gradients reduce on the last"));
   table.push_back(uint_knob("iters", &ProtocolKnobs::iters, 1, 1024, "training iterations"));
@@ -143,6 +159,11 @@ std::vector<KnobEntry> make_table() {
   table.push_back(rule_knob("skip", &ProtocolKnobs::skips, &knobs::parse_skip, "RANK:MODULE[:ITER]",
                             "the module does not run on that rank (an MoE expert with no tokens): no "
                             "forward, backward or amax registration"));
+  table.push_back(rule_knob("empty", &ProtocolKnobs::empties, &knobs::parse_skip, "RANK:MODULE[:ITER]",
+                            "the module runs on that rank with zero-element inputs (no tokens): its local amaxes are 0"));
+  table.push_back(choice_knob("empty-quantize", &ProtocolKnobs::empty_quantize,
+                              "current scaling, an empty input: the quantizer still joins the amax all-reduce with "
+                              "amax 0 (join), or returns before it (return-early), so its peers wait for it"));
   table.push_back(rule_knob("eval", &ProtocolKnobs::evals, &knobs::parse_eval, "MODULE[:ITER]",
                             "the module runs in evaluation mode: forward only, no amax registration"));
   {

@@ -98,6 +98,26 @@ Op scale_update_op(StreamId stream, const ScaleUpdateParams& params, Range histo
   return op;
 }
 
+Op send_op(StreamId stream, CommId comm, std::uint32_t peer, Range in) {
+  Op op;
+  op.kind = OpKind::send;
+  op.stream = stream;
+  op.comm = comm;
+  op.peer = peer;
+  op.reads = {in};
+  return op;
+}
+
+Op recv_op(StreamId stream, CommId comm, std::uint32_t peer, Range out) {
+  Op op;
+  op.kind = OpKind::recv;
+  op.stream = stream;
+  op.comm = comm;
+  op.peer = peer;
+  op.writes = {out};
+  return op;
+}
+
 Op collective_op(OpKind kind, StreamId stream, CommId comm, ReduceOp reduce, Range in, Range out) {
   Op op;
   op.kind = kind;

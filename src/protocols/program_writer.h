@@ -39,6 +39,9 @@ Op cast_op(StreamId stream, Range in, Range scale, Range out, Fp8Format format);
 Op copy_op(StreamId stream, Range from, Range to, double cost_us = 0);
 Op scale_update_op(StreamId stream, const ScaleUpdateParams& params, Range history, Range scale, Range scale_inv);
 Op collective_op(OpKind kind, StreamId stream, CommId comm, ReduceOp reduce, Range in, Range out);
+/// ncclSend of `in` to member `peer` of `comm` / ncclRecv into `out` from member `peer`.
+Op send_op(StreamId stream, CommId comm, std::uint32_t peer, Range in);
+Op recv_op(StreamId stream, CommId comm, std::uint32_t peer, Range out);
 Op event_record_op(StreamId stream, EventId event);
 Op stream_wait_event_op(StreamId stream, EventId event);
 Op work_wait_op(StreamId stream, EventId event);

@@ -36,6 +36,17 @@ enum class CommChoice : std::uint8_t { shared, separate };
 enum class WaitPoint : std::uint8_t { before_copy, after_copy };
 enum class AmaxOrder : std::uint8_t { same, rank_dependent };
 enum class GradOp : std::uint8_t { all_reduce, reduce_scatter };
+/// How pipeline stages run their microbatches (pp > 1). `one_f_one_b` is Megatron-LM's default
+/// (forward_backward_pipelining_without_interleaving: pp - stage - 1 warm-up forwards, then one
+/// forward and one backward in turn, then the cool-down backwards; the steady state's
+/// send-forward / recv-backward and send-backward / recv-forward pairs go out as one
+/// batch_isend_irecv group); `gpipe` runs every forward, then every backward; `independent`
+/// stages do not communicate at all (the model before pipeline schedules existed).
+enum class PpSchedule : std::uint8_t { one_f_one_b, gpipe, independent };
+/// Current scaling, a quantization whose input is empty on this rank (`--empty`): the quantizer
+/// still joins the group's amax all-reduce with an amax of 0 (`join`), or returns before it
+/// (`return-early`), leaving its peers waiting in the all-reduce.
+enum class EmptyQuantize : std::uint8_t { join, return_early };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -61,6 +72,17 @@ template <>
 struct EnumNames<AmaxOrder> {
   static constexpr std::array table{EnumName<AmaxOrder>{AmaxOrder::same, "same"},
                                     EnumName<AmaxOrder>{AmaxOrder::rank_dependent, "rank-dependent"}};
+};
+template <>
+struct EnumNames<PpSchedule> {
+  static constexpr std::array table{EnumName<PpSchedule>{PpSchedule::one_f_one_b, "1f1b"},
+                                    EnumName<PpSchedule>{PpSchedule::gpipe, "gpipe"},
+                                    EnumName<PpSchedule>{PpSchedule::independent, "independent"}};
+};
+template <>
+struct EnumNames<EmptyQuantize> {
+  static constexpr std::array table{EnumName<EmptyQuantize>{EmptyQuantize::join, "join"},
+                                    EnumName<EmptyQuantize>{EmptyQuantize::return_early, "return-early"}};
 };
 template <>
 struct EnumNames<GradOp> {
@@ -128,7 +150,10 @@ struct ProtocolKnobs {
   std::uint32_t cp = 1;
   std::array<Dim, 4> order = {Dim::tp, Dim::cp, Dim::dp, Dim::pp};  ///< fastest first
   std::uint32_t ranks_per_node = 8;  ///< Rank::device = local rank on its node
-  std::uint32_t modules = 2;         ///< FP8 modules per pipeline stage
+  std::uint32_t modules = 2;         ///< FP8 modules per pipeline stage (unless stage_modules)
+  /// Modules of each pipeline stage (one count per stage); empty: `modules` in every stage.
+  std::vector<std::uint32_t> stage_modules;
+  PpSchedule pp_schedule = PpSchedule::one_f_one_b;  ///< pp > 1: the pipeline schedule
   /// Autocasts (forward + backward) per iteration; gradients reduce on the last one. Two by
   /// default, as gradient accumulation is the norm: with one, a shared communicator's gradient
   /// buckets (which DDP waits on before the optimizer) happen to order the amax reduction
@@ -145,6 +170,10 @@ struct ProtocolKnobs {
   GradOp grad_op = GradOp::all_reduce;
   bool grad_overlap = true;  ///< buckets go out as their gradients are ready (else at the end)
   std::vector<SkipRule> skips;
+  /// `--empty RANK:MODULE[:ITER]`: the module runs on that rank, but its inputs have zero
+  /// elements (a sequence shard or an MoE expert that got no tokens): every local amax is 0.
+  std::vector<SkipRule> empties;
+  EmptyQuantize empty_quantize = EmptyQuantize::join;  ///< current scaling: see EmptyQuantize
   std::vector<EvalRule> evals;
   bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
   std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes

@@ -12,6 +12,11 @@ namespace {
 
 constexpr Direction kDirections[] = {Direction::forward, Direction::backward};
 
+/// Modules of `rank`'s pipeline stage.
+std::uint32_t modules_of(const ProtocolKnobs& knobs, const Layout& layout, RankId rank) {
+  return stage_module_count(knobs, layout.stage(rank));
+}
+
 /// The reduced amax of one tensor: max of the local amaxes of `peers` (the ranks sharing it
 /// that quantize it in this autocast).
 float reduced_amax(const ProtocolKnobs& knobs, const std::vector<RankId>& peers, std::uint32_t autocast,
@@ -36,7 +41,7 @@ std::vector<RankId> peers_of(const std::vector<RankId>& sharing, Pred quantizes)
 void mark_undefined(ReferenceResult& result, const ProtocolKnobs& knobs, const std::vector<RankId>& group) {
   for (RankId r : group) {
     for (Direction dir : kDirections) {
-      for (std::uint32_t m = 0; m < knobs.modules; ++m) result.at(r, dir, m).defined = false;
+      for (std::uint32_t m = 0; m < max_stage_modules(knobs); ++m) result.at(r, dir, m).defined = false;
     }
   }
 }
@@ -52,7 +57,7 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
       std::vector<std::uint32_t> counts;
       for (RankId r : group) {
         std::uint32_t count = 0;
-        for (std::uint32_t m = 0; m < knobs.modules; ++m) count += module_registers(knobs, r, iter, m) ? 1 : 0;
+        for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) count += module_registers(knobs, r, iter, m) ? 1 : 0;
         counts.push_back(count);
       }
       for (std::uint32_t count : counts) {
@@ -61,7 +66,7 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
     }
     for (const auto& group : sharing) {
       for (RankId r : group) {
-        for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+        for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
           if (!module_registers(knobs, r, iter, m)) continue;
           const auto peers = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, m); });
           for (Direction dir : kDirections) {
@@ -99,7 +104,7 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
       std::vector<std::uint32_t> counts;
       for (RankId r : group) {
         std::uint32_t count = 0;
-        for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+        for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
           if (module_runs(knobs, r, iter, m)) count += knobs.fwd_tensors;
           if (module_registers(knobs, r, iter, m)) {
             count += knobs.bwd_tensors + (knobs.recompute ? knobs.fwd_tensors : 0);
@@ -113,12 +118,12 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
     }
     for (const auto& group : sharing) {
       for (RankId r : group) {
-        for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+        for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
           if (!module_runs(knobs, r, iter, m)) continue;
           quantize(r, peers_of(group, [&](RankId q) { return module_runs(knobs, q, iter, m); }), a, m,
                    Direction::forward);
         }
-        for (std::uint32_t mm = knobs.modules; mm-- > 0;) {
+        for (std::uint32_t mm = modules_of(knobs, layout, r); mm-- > 0;) {
           if (!module_registers(knobs, r, iter, mm)) continue;
           const auto peers = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, mm); });
           if (knobs.recompute) quantize(r, peers, a, mm, Direction::forward);
@@ -148,11 +153,11 @@ std::uint32_t history_length(const ProtocolKnobs& knobs) {
 
 ReferenceResult run_reference_model(const ProtocolKnobs& knobs) {
   const Layout layout(knobs);
-  ReferenceResult result(layout.world(), knobs.modules);
+  ReferenceResult result(layout.world(), max_stage_modules(knobs));
   const std::uint32_t history = history_length(knobs);
   for (RankId r = 0; r < layout.world(); ++r) {
     for (Direction dir : kDirections) {
-      for (std::uint32_t m = 0; m < knobs.modules; ++m) {
+      for (std::uint32_t m = 0; m < max_stage_modules(knobs); ++m) {
         ReferenceTensors& state = result.at(r, dir, m);
         const std::uint32_t tensors = tensor_count(knobs, dir);
         state.amax_history.assign(static_cast<std::size_t>(history) * tensors, 0.0f);

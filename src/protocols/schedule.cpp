@@ -1,5 +1,6 @@
 #include "protocols/schedule.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace amaxcheck {
@@ -14,11 +15,48 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 }  // namespace
 
+std::uint32_t stage_module_count(const ProtocolKnobs& knobs, std::uint32_t stage) {
+  return stage < knobs.stage_modules.size() ? knobs.stage_modules[stage] : knobs.modules;
+}
+
+std::uint32_t max_stage_modules(const ProtocolKnobs& knobs) {
+  std::uint32_t most = knobs.stage_modules.empty() ? knobs.modules : 0;
+  for (std::uint32_t n : knobs.stage_modules) most = std::max(most, n);
+  return most;
+}
+
+std::vector<PipeStep> pipeline_order(const ProtocolKnobs& knobs, std::uint32_t stage) {
+  const std::uint32_t m = knobs.microbatches;
+  std::vector<PipeStep> order;
+  if (knobs.pp_schedule == PpSchedule::gpipe) {
+    for (std::uint32_t k = 0; k < m; ++k) order.push_back({true, k});
+    for (std::uint32_t k = 0; k < m; ++k) order.push_back({false, k});
+    return order;
+  }
+  // 1F1B, as Megatron-LM's forward_backward_pipelining_without_interleaving (also what an
+  // unpipelined or independent stage runs: forward, backward, in turn).
+  const std::uint32_t warmup = knobs.pp_schedule == PpSchedule::one_f_one_b ? std::min(knobs.pp - stage - 1, m) : 0;
+  for (std::uint32_t k = 0; k < warmup; ++k) order.push_back({true, k});
+  for (std::uint32_t i = 0; i < m - warmup; ++i) {
+    order.push_back({true, warmup + i});
+    order.push_back({false, i});
+  }
+  for (std::uint32_t k = m - warmup; k < m; ++k) order.push_back({false, k});
+  return order;
+}
+
 bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module) {
   for (const SkipRule& rule : knobs.skips) {
     if (rule.rank == rank && rule.module == module && (!rule.iter || *rule.iter == iter)) return false;
   }
   return true;
+}
+
+bool input_empty(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  for (const SkipRule& rule : knobs.empties) {
+    if (rule.rank == rank && rule.module == module && (!rule.iter || *rule.iter == iter)) return true;
+  }
+  return false;
 }
 
 bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
@@ -31,6 +69,7 @@ bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
                                  std::uint32_t module, Direction dir, std::uint32_t tensor) {
   const std::uint32_t iter = iter_of(knobs, autocast);
+  if (input_empty(knobs, rank, iter, module)) return {};
   // The last matching rule wins, like a later command-line option.
   for (auto it = knobs.inputs.rbegin(); it != knobs.inputs.rend(); ++it) {
     const InputRule& rule = *it;

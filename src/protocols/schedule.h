@@ -12,12 +12,33 @@
 
 namespace amaxcheck {
 
+/// FP8 modules of pipeline stage `stage` (`stage_modules`, else `modules`).
+std::uint32_t stage_module_count(const ProtocolKnobs& knobs, std::uint32_t stage);
+/// The most modules any stage has: per-rank module tables are this long.
+std::uint32_t max_stage_modules(const ProtocolKnobs& knobs);
+/// Whether stages send activations and gradients to each other (pp > 1, a real schedule).
+inline bool pipelined(const ProtocolKnobs& k) { return k.pp > 1 && k.pp_schedule != PpSchedule::independent; }
+
+/// One step of a pipeline stage's schedule in one iteration: microbatch `microbatch`'s forward
+/// or backward.
+struct PipeStep {
+  bool forward = true;
+  std::uint32_t microbatch = 0;
+};
+/// The order in which stage `stage` runs the forwards and backwards of one iteration's
+/// microbatches (ProtocolKnobs::pp_schedule): 1f1b warms up with min(pp - stage - 1, M)
+/// forwards, alternates one forward and one backward, then cools down; gpipe runs every
+/// forward, then every backward; backwards run in microbatch order in both.
+std::vector<PipeStep> pipeline_order(const ProtocolKnobs& knobs, std::uint32_t stage);
+
 /// Autocasts (forward + backward passes) in the run: iters x microbatches.
 inline std::uint32_t autocast_count(const ProtocolKnobs& k) { return k.iters * k.microbatches; }
 inline std::uint32_t iter_of(const ProtocolKnobs& k, std::uint32_t autocast) { return autocast / k.microbatches; }
 
 /// False when a --skip rule removes `module` from `rank` in `iter`.
 bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
+/// True when an --empty rule gives `module` zero-element inputs on `rank` in `iter`.
+bool input_empty(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
 /// False when an --eval rule puts `module` in evaluation mode in `iter`.
 bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
 /// Runs and trains: registers amaxes (delayed scaling) and has a backward pass.
@@ -33,7 +54,8 @@ inline Fp8Format format_of(Direction dir) { return dir == Direction::forward ? F
 
 /// The `elems` values of one quantized tensor: seeded (a splitmix64 stream keyed by seed, rank,
 /// autocast, module, direction and tensor; exact binary fractions of both signs with
-/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand.
+/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand; none when the input is
+/// empty (--empty).
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
                                  std::uint32_t module, Direction dir, std::uint32_t tensor);
 

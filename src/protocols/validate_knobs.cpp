@@ -23,7 +23,22 @@ constexpr std::uint64_t kMaxOps = 20'000'000;
 }
 
 void check_module(std::uint32_t module, const ProtocolKnobs& k, const std::string& knob, const std::string& rule) {
-  if (module >= k.modules) reject(knob, fmt::format("module {} out of range in \"{}\" (--modules {})", module, rule, k.modules));
+  const std::uint32_t most = max_stage_modules(k);
+  if (module >= most) {
+    reject(knob, fmt::format("module {} out of range in \"{}\" ({} {})", module, rule,
+                             k.stage_modules.empty() ? "--modules" : "the largest stage of --stage-modules has", most));
+  }
+}
+
+/// A rule naming a rank's module: the module must exist in that rank's stage.
+void check_rank_module(RankId rank, std::uint32_t module, const ProtocolKnobs& k, const std::string& knob,
+                       const std::string& rule) {
+  check_module(module, k, knob, rule);
+  const std::uint32_t stage = Layout(k).stage(rank);
+  if (module >= stage_module_count(k, stage)) {
+    reject(knob, fmt::format("module {} out of range in \"{}\" (rank {} is in stage {}, which has {} modules)", module,
+                             rule, rank, stage, stage_module_count(k, stage)));
+  }
 }
 
 void check_iter(std::uint32_t iter, const ProtocolKnobs& k, const std::string& knob, const std::string& rule) {
@@ -59,8 +74,13 @@ void validate_knobs(const ProtocolKnobs& k) {
   }
   for (const SkipRule& rule : k.skips) {
     check_rank(rule.rank, world, "skip", knobs::show(rule));
-    check_module(rule.module, k, "skip", knobs::show(rule));
+    check_rank_module(rule.rank, rule.module, k, "skip", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "skip", knobs::show(rule));
+  }
+  for (const SkipRule& rule : k.empties) {
+    check_rank(rule.rank, world, "empty", knobs::show(rule));
+    check_rank_module(rule.rank, rule.module, k, "empty", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "empty", knobs::show(rule));
   }
   for (const EvalRule& rule : k.evals) {
     check_module(rule.module, k, "eval", knobs::show(rule));
@@ -70,7 +90,7 @@ void validate_knobs(const ProtocolKnobs& k) {
     const std::string text = knobs::show(rule);
     check_rank(rule.rank, world, "input", text);
     check_iter(rule.iter, k, "input", text);
-    check_module(rule.module, k, "input", text);
+    check_rank_module(rule.rank, rule.module, k, "input", text);
     if (rule.tensor && *rule.tensor >= tensor_count(k, rule.dir)) {
       reject("input", fmt::format("tensor {} out of range in \"{}\" ({} tensors per module)", *rule.tensor, text,
                                   tensor_count(k, rule.dir)));
@@ -80,9 +100,13 @@ void validate_knobs(const ProtocolKnobs& k) {
     }
   }
   if (k.group == GroupKind::explicit_lists) check_explicit_groups(k, world);
+  if (!k.stage_modules.empty() && k.stage_modules.size() != k.pp) {
+    reject("stage-modules", fmt::format("expected one module count per pipeline stage (--pp {}), got {}", k.pp,
+                                        k.stage_modules.size()));
+  }
 
   const std::uint64_t per_module = 16ull * (k.fwd_tensors + k.bwd_tensors) * (k.recompute ? 2 : 1) + 8;
-  const std::uint64_t ops = world * k.iters * k.microbatches * (k.modules * per_module + 8ull * k.buckets + 16);
+  const std::uint64_t ops = world * k.iters * k.microbatches * (max_stage_modules(k) * per_module + 8ull * k.buckets + 16);
   if (ops > kMaxOps) {
     reject("iters", fmt::format("the scenario would have about {} ops (limit {}); use fewer ranks, modules, "
                                 "microbatches or iterations", ops, kMaxOps));

@@ -28,6 +28,8 @@ void PrintTo(const BadInput& input, std::ostream* os) { *os << input.name; }
 /// The shipped hand-written program: program[0] fill, [1] local_amax, [2] record, [3] wait,
 /// [4] all_reduce, [5] record, [6] copy, [7] scale_update, [8] work_wait, [9] device_synchronize.
 json custom_program() { return testing::shipped_json("custom-wait-after-copy.json"); }
+/// The shipped send/recv exchange: each rank's program[0] send, [1] recv.
+json p2p_program() { return testing::shipped_json("custom-p2p-exchange.json"); }
 json& op(json& doc, int rank, int index) { return doc["ranks"][rank]["threads"][0]["program"][index]; }
 json protocol_doc() { return json{{"protocol", "te-async"}, {"knobs", {{"dp", 2}}}}; }
 
@@ -83,6 +85,20 @@ std::vector<BadInput> bad_inputs() {
        "checks[0].replicas[1].rank:", "rank 4 out of range"},
       {"check_expected_size", [](json& d) { d["checks"][1]["expected"] = {1, 2, 3}; }, "checks[1].expected:",
        "expected 1 values (the replicas' count) or none, got 3"},
+      {"p2p_peer_out_of_range", [](json& d) { d = p2p_program(); op(d, 0, 0)["peer"] = 2; }, "ranks[0].threads[0].program[0].peer:",
+       "peer member 2 out of range (the communicator has 2 members)"},
+      {"p2p_missing_peer", [](json& d) { d = p2p_program(); op(d, 1, 1).erase("peer"); }, "ranks[1].threads[0].program[1].peer:",
+       "missing required field"},
+      {"group_on_a_kernel", [](json& d) { op(d, 0, 0)["group"] = 1; }, "ranks[0].threads[0].program[0].group:",
+       "only send and recv ops can be grouped, not fill"},
+      {"group_not_consecutive", [](json& d) {
+         d = p2p_program();
+         auto& program = d["ranks"][0]["threads"][0]["program"];
+         program[0]["group"] = 1;
+         program[1]["group"] = 1;
+         program.push_back(json{{"kind", "device_synchronize"}});
+         program.push_back(program[0]);
+       }, "ranks[0].threads[0].program[3].group:", "group 1 was used earlier in this thread"},
       {"unknown_protocol", [](json& d) { d = protocol_doc(); d["protocol"] = "te-magic"; }, "protocol:",
        "unknown protocol \"te-magic\"; expected one of: te-sync, te-async, current-scaling"},
       {"unknown_knob", [](json& d) { d = protocol_doc(); d["knobs"]["colour"] = "red"; }, "knobs.colour:", "unknown knob"},

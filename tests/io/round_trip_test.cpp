@@ -31,6 +31,7 @@ TEST(ScenarioJson, generated_protocol_scenarios_round_trip_exactly) {
                                         {"kernels", "serialized"}, {"history", "3"}, {"algo", "most_recent"}, {"margin", "2"}}),
       knobs_of(ProtocolName::current_scaling, {{"tp", "2"}, {"dp", "2"}, {"pp", "2"}, {"skip", "1:0:1"}, {"eval", "1:0"}}),
       knobs_of(ProtocolName::te_sync, {{"input", "0:0:0:fwd=inf"}, {"input", "1:1:1:bwd:0=nan,0,1,-0"}}),
+      knobs_of(ProtocolName::te_sync, {{"pp", "3"}, {"microbatches", "3"}, {"stage-modules", "1,2,1"}}),  // grouped send/recv
   };
   for (const ProtocolKnobs& knobs : cases) {
     const Scenario original = build_protocol(knobs);

@@ -22,6 +22,8 @@ inline void expect_same_op(const Op& a, const Op& b, const std::string& at) {
   EXPECT_EQ(a.reduce, b.reduce) << at;
   EXPECT_EQ(a.dtype, b.dtype) << at;
   EXPECT_EQ(a.root, b.root) << at;
+  EXPECT_EQ(a.peer, b.peer) << at;
+  EXPECT_EQ(a.group, b.group) << at;
   EXPECT_EQ(a.format, b.format) << at;
   EXPECT_EQ(a.scale.tensors, b.scale.tensors) << at;
   EXPECT_EQ(a.scale.history_len, b.scale.history_len) << at;

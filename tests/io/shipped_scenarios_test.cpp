@@ -89,5 +89,25 @@ TEST(ShippedScenarios, the_custom_program_is_clean_once_the_wait_moves_before_th
   EXPECT_TRUE(v.kinds.empty()) << "the checks' hand-computed expected values hold too\n" << v.text;
 }
 
+TEST(ShippedScenarios, the_ungrouped_p2p_exchange_deadlocks_and_is_clean_grouped) {
+  Scenario scenario = load_scenario_file(testing::shipped_scenario("custom-p2p-exchange.json"));
+  const Verdict ungrouped = run(scenario);
+  EXPECT_TRUE(ungrouped.has(HazardKind::deadlock)) << ungrouped.text;
+  for (Rank& rank : scenario.ranks) {
+    for (Op& op : rank.threads[0].program) op.group = 1;
+  }
+  const Verdict grouped = run(scenario);
+  EXPECT_TRUE(grouped.done);
+  EXPECT_TRUE(grouped.kinds.empty()) << grouped.text;
+  EXPECT_EQ(grouped.kinds.size(), 0u);
+}
+
+TEST(ShippedScenarios, an_amax_group_spanning_pipeline_stages_hangs_and_mismatches) {
+  const Verdict v = run_file("pipeline-world-group.json");
+  EXPECT_FALSE(v.done);
+  EXPECT_TRUE(v.has(HazardKind::deadlock)) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::collective_mismatch)) << v.text;
+}
+
 }  // namespace
 }  // namespace amaxcheck

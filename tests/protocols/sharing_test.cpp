@@ -125,8 +125,11 @@ TEST(WrongGroup, a_tp_group_under_dp_with_delayed_scaling_leaves_the_dp_replicas
   EXPECT_EQ(ranks_of(*divergence), (std::vector<RankId>{0, 2}));  // DP peers
 }
 
-TEST(WrongGroup, a_world_group_across_pipeline_stages_mixes_different_layers) {
-  const auto run = run_protocol(knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"pp", "2"}, {"group", "world"}}));
+TEST(WrongGroup, a_world_group_across_independent_pipeline_stages_mixes_different_layers) {
+  // Stages that do not communicate reach their reductions alike, so only the values show it;
+  // with a real schedule the same group hangs (pipeline_test.cpp).
+  const auto run = run_protocol(
+      knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"pp", "2"}, {"group", "world"}, {"pp-schedule", "independent"}}));
   ASSERT_TRUE(run.done);
   EXPECT_TRUE(run.has(HazardKind::value_mismatch)) << run.describe();
   EXPECT_FALSE(run.has(HazardKind::replica_divergence)) << "every stage-mate reduced alike";

@@ -84,3 +84,32 @@ TEST(ProofVerdicts, serialized_kernels_in_a_rank_dependent_order_deadlock) {
 
 }  // namespace
 }  // namespace amaxcheck::sched
+
+namespace amaxcheck::sched {
+namespace {
+
+/// Two pipeline stages of two DP ranks each, under 1F1B with two microbatches.
+ProtocolKnobs pipeline_shape(ProtocolName protocol, GroupKind group) {
+  ProtocolKnobs k;
+  k.protocol = protocol;
+  k.pp = 2;
+  k.dp = 2;
+  k.group = group;
+  k.buckets = 1;
+  k.fwd_tensors = 1;
+  k.modules = 1;
+  k.iters = 1;
+  return k;
+}
+
+TEST(ProofVerdicts, a_pipeline_with_a_per_stage_amax_group_is_proven_clean) {
+  expect_proven_clean(pipeline_shape(ProtocolName::te_sync, GroupKind::automatic));
+  expect_proven_clean(pipeline_shape(ProtocolName::te_async, GroupKind::automatic));
+}
+
+TEST(ProofVerdicts, a_pipeline_with_an_amax_group_spanning_its_stages_hangs) {
+  expect_hazard(pipeline_shape(ProtocolName::te_sync, GroupKind::world), HazardKind::deadlock);
+}
+
+}  // namespace
+}  // namespace amaxcheck::sched
