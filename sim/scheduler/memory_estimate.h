@@ -21,7 +21,7 @@ struct MemoryEstimate {
   std::uint64_t scenario_bytes = 0;  ///< the Scenario (and the checker's copies of it)
   std::uint64_t engine_bytes = 0;    ///< per engine: buffer values, clocks, detector state
   std::uint64_t engines = 1;         ///< engines alive at once (--jobs)
-  std::uint64_t steps_bytes = 0;     ///< one recorded run's steps and its trace text
+  std::uint64_t steps_bytes = 0;     ///< one recorded run's steps, the values they wrote, its trace text
 
   std::uint64_t total() const { return scenario_bytes + engines * engine_bytes + steps_bytes; }
   /// "about 35.2 GiB (scenario 5.1 GiB, 1 engine x 30.0 GiB, recorded steps 120 MiB)".

@@ -13,6 +13,7 @@ ScenarioSize scenario_size(const Scenario& scenario) {
       for (const Op& op : thread.program) {
         size.op_values += op.values.size();
         size.ranges += op.reads.size() + op.writes.size();
+        for (const Range& range : op.writes) size.written_elements += range.count;
         size.collectives += is_collective(op.kind) ? 1 : 0;
       }
     }

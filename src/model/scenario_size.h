@@ -18,6 +18,7 @@ struct ScenarioSize {
   std::uint64_t ranges = 0;           ///< read and write ranges over every op
   std::uint64_t buffer_elements = 0;  ///< over every rank's buffers
   std::uint64_t collectives = 0;      ///< collective ops over every rank
+  std::uint64_t written_elements = 0; ///< elements the ops write, over every op (a recorded run keeps them)
 };
 
 ScenarioSize scenario_size(const Scenario& scenario);

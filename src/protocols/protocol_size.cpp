@@ -32,6 +32,8 @@ ScenarioSize protocol_size(const ProtocolKnobs& k) {
   // gradient bucket and iteration.
   const std::uint64_t fills = autocasts * k.modules * tensors * (k.recompute ? 2 : 1);
   size.op_values = world * (fills * k.elems + std::uint64_t{k.iters} * k.buckets * grad_members * k.grad_elems);
+  // Each filled tensor is written again by its cast, its copies and its gradients.
+  size.written_elements = 3 * size.op_values;
   return size;
 }
 
