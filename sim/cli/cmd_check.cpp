@@ -161,8 +161,9 @@ JunitSuite junit_of(const Scenario& scenario, const CheckRequest& request, const
 }
 
 int run(CheckArgs& args) {
+  const unsigned jobs = std::max(1u, args.jobs);
   const Scenario scenario =
-      args.one_rank_comms ? split_communicators_per_rank(args.target.load()) : args.target.load();
+      args.one_rank_comms ? split_communicators_per_rank(args.target.load(jobs)) : args.target.load(jobs);
   CheckRequest request;
   request.explore = explore_options(args);
   request.trace_out = args.trace_out;

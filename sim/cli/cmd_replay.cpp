@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/memory_limit.h"
 #include "cli/verdict_report.h"
 #include "util/atomic_file.h"
 #include "trace/reproduce.h"
@@ -15,6 +16,7 @@ namespace amaxcheck::cli {
 namespace {
 
 struct ReplayArgs {
+  MemoryLimit memory;  ///< --max-memory
   std::string trace;
   bool json = false;
   bool check_determinism = false;
@@ -52,6 +54,7 @@ std::string determinism_verdict(const sched::Trace& trace, const Scenario& scena
 int replay(const ReplayArgs& args) {
   const sched::Trace trace = sched::read_trace_file(args.trace);
   const Scenario scenario = sched::trace_scenario(trace, args.trace);
+  args.memory.check_scenario(scenario, args.trace);
   const sched::RunResult run = sched::replay_trace(scenario, trace, args.trace);
   std::string determinism;
   bool deterministic = true;
@@ -110,6 +113,7 @@ void register_replay(CLI::App& app) {
   auto args = std::make_shared<ReplayArgs>();
   CLI::App* sub = app.add_subcommand("replay", "Replay a trace step by step and report its hazards");
   sub->add_option("trace", args->trace, "trace file (JSON Lines, see traces/FORMAT.md)")->required();
+  args->memory.add_option(*sub);
   sub->add_flag("--json", args->json, "print the result as JSON");
   sub->add_flag("--check-determinism", args->check_determinism,
                 "replay twice and compare the regenerated traces with the file byte for byte");

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/memory_limit.h"
 #include "trace/reproduce.h"
 #include "shrink/shrink.h"
 #include "trace/trace.h"
@@ -13,6 +14,7 @@ namespace amaxcheck::cli {
 namespace {
 
 struct ShrinkArgs {
+  MemoryLimit memory;  ///< --max-memory
   std::string trace;
   std::string out;
   std::string kind;
@@ -31,6 +33,7 @@ HazardKind target_kind(const ShrinkArgs& args, const sched::Trace& trace) {
 int shrink(const ShrinkArgs& args) {
   const sched::Trace trace = sched::read_trace_file(args.trace);
   const Scenario scenario = sched::trace_scenario(trace, args.trace);
+  args.memory.check_scenario(scenario, args.trace);
   const HazardKind target = target_kind(args, trace);
   sched::ShrinkOptions options;
   options.max_tests = args.max_tests;
@@ -73,6 +76,7 @@ void register_shrink(CLI::App& app) {
   auto args = std::make_shared<ShrinkArgs>();
   CLI::App* sub = app.add_subcommand("shrink", "Shrink a failing trace to a smaller one with the same hazard, mapped back to the original");
   sub->add_option("trace", args->trace, "failing trace file")->required();
+  args->memory.add_option(*sub);
   sub->add_option("-o,--output", args->out, "where to write the shrunk trace")->required();
   sub->add_option("--kind", args->kind, "hazard kind to keep (default: the trace's first hazard)");
   sub->add_option("--max-tests", args->max_tests, "budget of candidate runs");

@@ -61,6 +61,9 @@ int run_selected(CLI::App& app) {
     } catch (const InternalError& e) {
       fmt::print(stderr, "{}\n", e.what());
       return exit_internal;
+    } catch (const DeviceError& e) {
+      fmt::print(stderr, "device error: {}\n", e.what());
+      return exit_device;
     } catch (const std::exception& e) {
       fmt::print(stderr, "internal error: {}\n", e.what());
       return exit_internal;

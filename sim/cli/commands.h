@@ -17,11 +17,14 @@ inline constexpr int exit_hazard = 1;
 inline constexpr int exit_bad_input = 2;
 inline constexpr int exit_internal = 3;
 inline constexpr int exit_inconclusive = 4;
+/// The GPU, its driver or NCCL failed at run time (DeviceError: a CUDA or NCCL error code
+/// outside a replay's own hang handling). Not the input's fault, and not an amaxcheck bug.
+inline constexpr int exit_device = 5;
 
 /// The exit codes as `--help` lists them.
 inline constexpr const char* exit_codes_help =
     "exit codes: 0 proven clean or no hazard found, 1 hazard, 2 bad input, 3 internal error, 4 inconclusive (a step "
-    "cap, schedule cap, preemption bound or time budget cut the check short)";
+    "cap, schedule cap, preemption bound or time budget cut the check short), 5 device error (CUDA or NCCL failed)";
 
 const char* tool_version();
 
@@ -31,7 +34,8 @@ int run_main(int argc, char** argv);
 
 /// Registers every subcommand on `app`.
 void register_commands(CLI::App& app);
-/// Runs the parsed subcommand, mapping InputError to 2 and InternalError to 3.
+/// Runs the parsed subcommand, mapping InputError to 2, InternalError (and any other escaping
+/// exception) to 3 and DeviceError to 5.
 int run_selected(CLI::App& app);
 
 /// A subcommand's body; registered with add_command.

@@ -7,6 +7,7 @@
 #include "cli/knob_options.h"
 #include "io/scenario_json.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck::cli {
 
@@ -14,20 +15,26 @@ void ScenarioTarget::add_options(CLI::App& sub) {
   sub.add_option("target", target, "a protocol name (te-sync, te-async, current-scaling) or a scenario file (.json)")
       ->required();
   add_knob_options(sub, knobs);
+  memory.add_option(sub);
 }
 
-Scenario ScenarioTarget::load() {
+Scenario ScenarioTarget::load(unsigned jobs) {
   if (auto protocol = parse_protocol(target)) {
     from_protocol = true;
     knobs.protocol = *protocol;
-    return build_protocol(knobs);
+    memory.check_protocol(knobs);
+    Scenario scenario = build_protocol(knobs);
+    memory.check_scenario(scenario, fmt::format("protocol point {}", scenario.source), jobs);
+    return scenario;
   }
   if (!std::filesystem::exists(target)) {
     std::string names;
     for (const auto& doc : protocol_docs()) names += (names.empty() ? "" : ", ") + doc.name;
     throw InputError(fmt::format("{}: not a protocol ({}) and no such scenario file", target, names));
   }
-  return load_scenario_file(target);
+  Scenario scenario = load_scenario_file(target, [this](const ProtocolKnobs& k) { memory.check_protocol(k); });
+  memory.check_scenario(scenario, escape_invalid_utf8(target), jobs);
+  return scenario;
 }
 
 }  // namespace amaxcheck::cli

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/memory_limit.h"
 #include "model/scenario.h"
 #include "protocols/protocol.h"
 
@@ -13,11 +14,14 @@ struct ScenarioTarget {
   std::string target;   ///< protocol name or path to a scenario file
   ProtocolKnobs knobs;  ///< filled by the knob options
   bool from_protocol = false;
+  MemoryLimit memory;   ///< --max-memory
 
-  /// Registers the positional target and every protocol knob on `sub`.
+  /// Registers the positional target, every protocol knob and --max-memory on `sub`.
   void add_options(CLI::App& sub);
-  /// Builds the scenario; InputError for an unknown protocol or a bad file.
-  Scenario load();
+  /// Builds the scenario; InputError for an unknown protocol, a bad file, or a scenario whose
+  /// estimated memory with `jobs` engines is above --max-memory (a protocol point is estimated
+  /// from its knobs before it is built, then again once built).
+  Scenario load(unsigned jobs = 1);
   /// Iterations and whether the amax reduction has its own communicator, for cost figures.
   std::uint32_t iterations() const { return from_protocol ? knobs.iters : 1; }
   bool separate_amax_comm() const { return from_protocol && knobs.comm == CommChoice::separate; }

@@ -44,18 +44,18 @@ std::size_t ReplayStrategy::pick(ChoiceKind kind, std::span<const Action> option
     return choices_[step].chosen;
   }
   if (step >= choices_.size()) {
-    throw InputError(fmt::format("diverged at step {}: expected the end of the run, got {} enabled action(s)", step,
-                                 options.size()));
+    throw ReplayDiverged(step, fmt::format("diverged at step {}: expected the end of the run, got {} enabled action(s)",
+                                           step, options.size()));
   }
   const Choice& recorded = choices_[step];
   if (recorded.kind != kind || recorded.option_count != options.size()) {
-    throw InputError(fmt::format("diverged at step {}: expected a {} choice among {} option(s), got a {} choice among {}",
-                                 step, to_string(recorded.kind), recorded.option_count, to_string(kind),
-                                 options.size()));
+    throw ReplayDiverged(
+        step, fmt::format("diverged at step {}: expected a {} choice among {} option(s), got a {} choice among {}",
+                          step, to_string(recorded.kind), recorded.option_count, to_string(kind), options.size()));
   }
   if (recorded.chosen >= options.size()) {
-    throw InputError(fmt::format("diverged at step {}: expected a choice below {}, got {}", step, options.size(),
-                                 recorded.chosen));
+    throw ReplayDiverged(step, fmt::format("diverged at step {}: expected a choice below {}, got {}", step,
+                                           options.size(), recorded.chosen));
   }
   return recorded.chosen;
 }
@@ -73,18 +73,19 @@ void ReplayStrategy::on_step(const Step& step) {
   const std::string want_text = describe_step(want.action, want.op, want.op_name);
   const std::string got_text = describe_step(step.action, step.op, step.op_name);
   if (want.action != step.action || !(want.op == step.op) || want.op_name != step.op_name) {
-    throw InputError(fmt::format("diverged at step {}: expected {}, got {}", index, want_text, got_text));
+    throw ReplayDiverged(index, fmt::format("diverged at step {}: expected {}, got {}", index, want_text, got_text));
   }
   if (want.collective != step.collective || (step.collective && (want.comm != step.comm || want.seq != step.seq))) {
-    throw InputError(fmt::format("diverged at step {}: expected {} as collective {} #{} on comm {}, got {} #{} on comm {}",
-                                 index, want_text, want.collective ? "yes" : "no", want.seq, want.comm,
-                                 step.collective ? "yes" : "no", step.seq, step.comm));
+    throw ReplayDiverged(
+        index, fmt::format("diverged at step {}: expected {} as collective {} #{} on comm {}, got {} #{} on comm {}",
+                           index, want_text, want.collective ? "yes" : "no", want.seq, want.comm,
+                           step.collective ? "yes" : "no", step.seq, step.comm));
   }
   if (want.written) {
     const std::string got = written_text(step.written);
     if (*want.written != got) {
-      throw InputError(
-          fmt::format("diverged at step {}: expected {} to write {}, got {}", index, want_text, *want.written, got));
+      throw ReplayDiverged(index, fmt::format("diverged at step {}: expected {} to write {}, got {}", index, want_text,
+                                              *want.written, got));
     }
   }
 }
@@ -92,8 +93,9 @@ void ReplayStrategy::on_step(const Step& step) {
 void ReplayStrategy::check_ended() const {
   if (mode_ == Mode::lenient) return;
   if (next_ < choices_.size()) {
-    throw InputError(fmt::format("diverged at step {}: expected a {} choice among {} option(s), got the end of the run",
-                                 next_, to_string(choices_[next_].kind), choices_[next_].option_count));
+    throw ReplayDiverged(
+        next_, fmt::format("diverged at step {}: expected a {} choice among {} option(s), got the end of the run",
+                           next_, to_string(choices_[next_].kind), choices_[next_].option_count));
   }
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "scheduler/strategy.h"
+#include "util/check.h"
 
 namespace amaxcheck::sched {
 
@@ -28,6 +29,13 @@ struct ExpectedStep {
   std::uint64_t seq = 0;
   /// The written values as the trace prints them (compared textually so NaN equals NaN).
   std::optional<std::string> written;
+};
+
+/// A strict replay's "diverged at step N: expected X, got Y", with N for the caller (a trace
+/// reader names the line step N was read from).
+struct ReplayDiverged : InputError {
+  ReplayDiverged(std::size_t at_step, const std::string& what) : InputError(what), step(at_step) {}
+  std::size_t step;
 };
 
 /// "issue rank 0 thread 0 op 3 (copy_back)": how divergence messages name a step.

@@ -51,10 +51,16 @@ RunResult replay_trace(const Scenario& scenario, const Trace& trace, const std::
     RunResult run = run_once(scenario, replay, options);
     replay.check_ended();
     if (run.outcome != trace.summary.outcome) {
-      throw InputError(fmt::format("diverged at step {}: expected the run to end {}, got {}", run.step_count,
-                                   to_string(trace.summary.outcome), to_string(run.outcome)));
+      throw ReplayDiverged(run.step_count, fmt::format("diverged at step {}: expected the run to end {}, got {}",
+                                                       run.step_count, to_string(trace.summary.outcome),
+                                                       to_string(run.outcome)));
     }
     return run;
+  } catch (const ReplayDiverged& e) {
+    // Step N is on its own line of the trace; a step past the recording is the summary's business.
+    const std::size_t line = e.step < trace.steps.size() ? trace.steps[e.step].line : trace.summary.line;
+    if (line == 0) throw InputError(fmt::format("{}: {}", where, e.what()));
+    throw InputError(fmt::format("{}:{}: {}", where, line, e.what()));
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", where, e.what()));
   }

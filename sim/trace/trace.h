@@ -57,6 +57,7 @@ struct TraceStep {
   Choice choice;
   std::vector<WrittenValues> written;
   std::optional<StepTiming> timing;  ///< timed runs
+  std::size_t line = 0;  ///< the trace line it was read from (0: not read from a file)
 };
 
 struct TraceSummary {
@@ -65,6 +66,7 @@ struct TraceSummary {
   std::size_t hazards = 0;
   std::optional<double> makespan_us;      ///< timed runs
   std::vector<double> rank_end_us;        ///< timed runs: each rank's iteration time
+  std::size_t line = 0;                   ///< the trace line it was read from (0: not read)
 };
 
 struct Trace {

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <limits>
 
+#include "io/json_text.h"
 #include "util/atomic_file.h"
 #include "trace/trace.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck::sched {
 namespace {
@@ -60,7 +62,11 @@ class Line {
     return v;
   }
   float value(const json& v, const std::string& path) const {
-    if (v.is_number()) return static_cast<float>(v.get<double>());
+    if (v.is_number()) {
+      const double number = v.get<double>();
+      if (std::fabs(number) > std::numeric_limits<float>::max()) fail(path, "a number within float range", &v);
+      return static_cast<float>(number);
+    }
     if (v.is_string()) {
       const std::string s = v.get<std::string>();
       if (s == "nan") return std::numeric_limits<float>::quiet_NaN();
@@ -76,6 +82,7 @@ class Line {
     return OpRef{u32(o, "rank", path + ".rank"), u32(o, "thread", path + ".thread"), u32(o, "index", path + ".index")};
   }
   const json& doc() const { return doc_; }
+  std::size_t number() const { return number_; }
 
  private:
   const std::string& where_;
@@ -212,11 +219,45 @@ TraceSummary read_summary(const Line& line) {
   return s;
 }
 
+enum class Part { header, steps, hazards, done };
+
+/// One non-blank line: a header, step, hazard or summary line, in that order.
+void read_line(Trace& trace, Part& part, const Line& line, std::string_view raw) {
+  const json& doc = line.doc();
+  if (!doc.is_object()) line.fail_line("expected a JSON object");
+  const std::string type = line.str(doc, "type", "type");
+  if (part == Part::done) line.fail_line("nothing may follow the summary line");
+  if (part == Part::header) {
+    if (type != "header") line.fail("type", "\"header\" on the first line", &doc["type"]);
+    trace.header = read_header(line, raw);
+    part = Part::steps;
+  } else if (type == "step") {
+    if (part != Part::steps) line.fail_line("a step line after the hazard lines");
+    trace.steps.push_back(read_step(line, trace.steps.size()));
+    trace.steps.back().line = line.number();
+  } else if (type == "hazard") {
+    part = Part::hazards;
+    trace.hazards.push_back(read_hazard(line));
+  } else if (type == "summary") {
+    trace.summary = read_summary(line);
+    trace.summary.line = line.number();
+    if (trace.summary.steps != trace.steps.size()) {
+      line.fail("steps", fmt::format("{} (the number of step lines)", trace.steps.size()), &doc["steps"]);
+    }
+    if (trace.summary.hazards != trace.hazards.size()) {
+      line.fail("hazards", fmt::format("{} (the number of hazard lines)", trace.hazards.size()), &doc["hazards"]);
+    }
+    part = Part::done;
+  } else {
+    line.fail("type", "one of header, step, hazard, summary", &doc["type"]);
+  }
+}
+
 }  // namespace
 
 Trace parse_trace(std::string_view text, const std::string& where) {
   Trace trace;
-  enum class Part { header, steps, hazards, done } part = Part::header;
+  Part part = Part::header;
   std::size_t number = 0;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -226,37 +267,17 @@ Trace parse_trace(std::string_view text, const std::string& where) {
     pos = end + 1;
     ++number;
     if (raw.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    json doc;
-    try {
-      doc = json::parse(raw);
-    } catch (const json::parse_error& e) {
-      throw InputError(fmt::format("{}:{}: not a JSON object: {}", where, number, e.what()));
-    }
+    const json doc = parse_json_text(raw, where, number);
     const Line line(where, number, doc);
-    if (!doc.is_object()) line.fail_line("expected a JSON object");
-    const std::string type = line.str(doc, "type", "type");
-    if (part == Part::done) line.fail_line("nothing may follow the summary line");
-    if (part == Part::header) {
-      if (type != "header") line.fail("type", "\"header\" on the first line", &doc["type"]);
-      trace.header = read_header(line, raw);
-      part = Part::steps;
-    } else if (type == "step") {
-      if (part != Part::steps) line.fail_line("a step line after the hazard lines");
-      trace.steps.push_back(read_step(line, trace.steps.size()));
-    } else if (type == "hazard") {
-      part = Part::hazards;
-      trace.hazards.push_back(read_hazard(line));
-    } else if (type == "summary") {
-      trace.summary = read_summary(line);
-      if (trace.summary.steps != trace.steps.size()) {
-        line.fail("steps", fmt::format("{} (the number of step lines)", trace.steps.size()), &doc["steps"]);
-      }
-      if (trace.summary.hazards != trace.hazards.size()) {
-        line.fail("hazards", fmt::format("{} (the number of hazard lines)", trace.hazards.size()), &doc["hazards"]);
-      }
-      part = Part::done;
-    } else {
-      line.fail("type", "one of header, step, hazard, summary", &doc["type"]);
+    // Anything the reader did not foresee (a library exception) is still this line's fault.
+    try {
+      read_line(trace, part, line, raw);
+    } catch (const InputError&) {
+      throw;
+    } catch (const InternalError&) {
+      throw;
+    } catch (const std::exception& e) {
+      line.fail_line(fmt::format("cannot read this line: {}", e.what()));
     }
   }
   if (part == Part::header) throw InputError(where + ": empty trace (expected a header line)");
@@ -264,6 +285,8 @@ Trace parse_trace(std::string_view text, const std::string& where) {
   return trace;
 }
 
-Trace read_trace_file(const std::string& path) { return parse_trace(read_file(path), path); }
+Trace read_trace_file(const std::string& path) {
+  return parse_trace(read_file(path), escape_invalid_utf8(path));  // a path need not be UTF-8
+}
 
 }  // namespace amaxcheck::sched

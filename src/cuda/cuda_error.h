@@ -10,10 +10,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "util/check.h"
+
 namespace amaxcheck::gpu {
 
-struct GpuError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+/// A DeviceError, so the CLI exits 5 ("device error") rather than calling it internal.
+struct GpuError : DeviceError {
+  using DeviceError::DeviceError;
 };
 
 struct HangDetected : std::runtime_error {

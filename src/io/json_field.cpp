@@ -74,8 +74,10 @@ void JsonField::allow_only(std::initializer_list<const char*> allowed) const {
       all += (all.empty() ? "" : ", ") + std::string(key);
     }
     if (!known) {
+      // An empty key would read as no field at all ("in.json: : unknown field").
+      const std::string key = it.key().empty() ? "\"\" (an empty key)" : it.key();
       throw InputError(fmt::format("{}: {}: unknown field; expected one of: {}", *where_,
-                                   path_.empty() ? it.key() : path_ + "." + it.key(), all));
+                                   path_.empty() ? key : path_ + "." + key, all));
     }
   }
 }

@@ -5,34 +5,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/json_text.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck {
 
 nlohmann::json read_json_file(const std::string& path, const std::string& what) {
+  const std::string where = escape_invalid_utf8(path);  // a path need not be UTF-8
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw InputError(fmt::format("{}: cannot open {}", path, what));
+  if (!file) throw InputError(fmt::format("{}: cannot open {}", where, what));
   std::stringstream text;
   text << file.rdbuf();
-  const std::string content = text.str();
-  try {
-    return nlohmann::json::parse(content);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Turn the byte offset into line:column so an editor can jump there.
-    std::size_t line = 1, column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < content.size(); ++i) {
-      if (content[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    std::string message = e.what();
-    const std::size_t colon = message.find(": ", message.find("parse error"));
-    if (colon != std::string::npos) message = message.substr(colon + 2);
-    throw InputError(fmt::format("{}:{}:{}: invalid JSON: {}", path, line, column, message));
-  }
+  // The limits every reader keeps (nesting, overflowing numbers), and line:column on errors.
+  return parse_json_text(text.str(), where);
 }
 
 }  // namespace amaxcheck

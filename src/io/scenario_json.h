@@ -6,10 +6,12 @@
 /// InputError naming the field path (e.g. `ranks[1].threads[0].program[3].reads[0].count`)
 /// and what was expected.
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "model/scenario.h"
+#include "protocols/protocol.h"
 
 namespace amaxcheck {
 
@@ -20,10 +22,17 @@ nlohmann::json scenario_to_json(const Scenario& scenario);
 /// becomes the explicit form's name and source when the document has none. The protocol form
 /// is built with build_protocol (its source is the equivalent command line). The explicit
 /// form is validated by validate_scenario (scenario_validate.h).
-Scenario scenario_from_json(const nlohmann::json& doc, const std::string& where);
+///
+/// `before_build`, when given, sees a protocol form's knobs before the scenario is built and
+/// throws InputError to refuse it: building a large point can itself take gigabytes (the CLI's
+/// --max-memory estimate runs there).
+using BeforeBuild = std::function<void(const ProtocolKnobs&)>;
+Scenario scenario_from_json(const nlohmann::json& doc, const std::string& where, const BeforeBuild& before_build = {});
 
-/// Reads and parses a scenario file; JSON syntax errors name the line and column.
-Scenario load_scenario_file(const std::string& path);
+/// Reads and parses a scenario file (io/json_text.h: syntax errors, overflowing numbers and
+/// deep nesting name the line). A path that is not UTF-8 is printed escaped, and so named.
+/// Any other exception while reading becomes an InputError naming the file.
+Scenario load_scenario_file(const std::string& path, const BeforeBuild& before_build = {});
 
 /// scenario_to_json as text: indented, with short values (an op, a range) on one line.
 std::string scenario_to_text(const Scenario& scenario);

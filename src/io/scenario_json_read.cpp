@@ -9,6 +9,7 @@
 #include "io/scenario_validate.h"
 #include "protocols/protocol.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck {
 namespace {
@@ -236,7 +237,7 @@ std::vector<std::string> knob_texts(const JsonField& value, const KnobDoc& doc) 
   value.fail(doc.repeatable ? "expected a string or an array of strings" : "expected a string, number or boolean");
 }
 
-Scenario read_protocol(const JsonField& doc, const std::string& where) {
+Scenario read_protocol(const JsonField& doc, const std::string& where, const BeforeBuild& before_build) {
   doc.allow_only({"protocol", "knobs", "name", "comment"});
   const JsonField name = doc.at("protocol");
   ProtocolKnobs knobs;
@@ -251,7 +252,8 @@ Scenario read_protocol(const JsonField& doc, const std::string& where) {
     f->expect_object();
     const std::vector<KnobDoc> docs = knob_docs();
     for (auto it = f->json().begin(); it != f->json().end(); ++it) {
-      const JsonField value = *f->find(it.key().c_str());
+      // Not f->find: it skips a null member, which must fail as a bad knob value instead.
+      const JsonField value(it.value(), f->path() + "." + (it.key().empty() ? "\"\"" : it.key()), where);
       const KnobDoc* doc_of = nullptr;
       for (const KnobDoc& d : docs) doc_of = d.name == it.key() ? &d : doc_of;
       if (doc_of == nullptr) {
@@ -262,6 +264,13 @@ Scenario read_protocol(const JsonField& doc, const std::string& where) {
       for (const std::string& text : knob_texts(value, *doc_of)) {
         if (auto error = try_set_knob(knobs, it.key(), text)) value.fail(*error);
       }
+    }
+  }
+  if (before_build) {
+    try {
+      before_build(knobs);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
     }
   }
   Scenario scenario;
@@ -279,14 +288,27 @@ Scenario read_protocol(const JsonField& doc, const std::string& where) {
 
 }  // namespace
 
-Scenario scenario_from_json(const json& doc, const std::string& where) {
+Scenario scenario_from_json(const json& doc, const std::string& where, const BeforeBuild& before_build) {
   const JsonField root(doc, "", where);
   root.expect_object();
-  return doc.contains("protocol") ? read_protocol(root, where) : read_explicit(root, where);
+  return doc.contains("protocol") ? read_protocol(root, where, before_build) : read_explicit(root, where);
 }
 
-Scenario load_scenario_file(const std::string& path) {
-  return scenario_from_json(read_json_file(path, "scenario file"), path);
+Scenario load_scenario_file(const std::string& path, const BeforeBuild& before_build) {
+  // A path need not be UTF-8; messages, the scenario's default name and traces carry it escaped.
+  const std::string where = escape_invalid_utf8(path);
+  const json doc = read_json_file(path, "scenario file");
+  // Reading input never ends in "internal error": anything the reader did not foresee (a
+  // library exception) is still this file's fault and says so. Broken invariants stay exit 3.
+  try {
+    return scenario_from_json(doc, where, before_build);
+  } catch (const InputError&) {
+    throw;
+  } catch (const InternalError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: cannot read this scenario: {}", where, e.what()));
+  }
 }
 
 }  // namespace amaxcheck

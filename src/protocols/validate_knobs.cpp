@@ -7,6 +7,7 @@
 #include "protocols/knob_values.h"
 #include "protocols/layout.h"
 #include "protocols/protocol.h"
+#include "protocols/protocol_size.h"
 #include "protocols/schedule.h"
 #include "util/check.h"
 
@@ -105,8 +106,7 @@ void validate_knobs(const ProtocolKnobs& k) {
                                         k.stage_modules.size()));
   }
 
-  const std::uint64_t per_module = 16ull * (k.fwd_tensors + k.bwd_tensors) * (k.recompute ? 2 : 1) + 8;
-  const std::uint64_t ops = world * k.iters * k.microbatches * (max_stage_modules(k) * per_module + 8ull * k.buckets + 16);
+  const std::uint64_t ops = estimated_ops(k);
   if (ops > kMaxOps) {
     reject("iters", fmt::format("the scenario would have about {} ops (limit {}); use fewer ranks, modules, "
                                 "microbatches or iterations", ops, kMaxOps));

@@ -1,0 +1,38 @@
+#pragma once
+// What every fuzz target shares: an input either is rejected as bad input (InputError) or is
+// processed; anything else escaping (another exception, a sanitizer report, a crash) is a bug.
+// Scenarios above a small memory estimate are skipped, as `--max-memory` would refuse them.
+#include <cstdint>
+#include <string_view>
+
+#include "model/scenario.h"
+#include "model/scenario_size.h"
+#include "protocols/protocol_size.h"
+#include "util/check.h"
+#include "scheduler/memory_estimate.h"
+#include "scheduler/run.h"
+
+namespace amaxcheck::fuzz {
+
+/// The memory a fuzzed scenario may be estimated to need (the CLI's default is 8 GiB; a fuzzer
+/// runs thousands of inputs a second and must stay well inside libFuzzer's -rss_limit_mb).
+inline constexpr std::uint64_t max_memory_bytes = 64ull << 20;
+
+inline bool small_enough(const Scenario& scenario) {
+  return sched::estimate_memory(scenario_size(scenario), sched::expected_steps(scenario)).total() <= max_memory_bytes;
+}
+
+/// The io reader's before_build hook: a protocol point is built only when it is small (a fuzzer
+/// that asks for dp 1024 must not spend a minute building it; the CLI refuses by memory).
+inline void refuse_large_protocols(const ProtocolKnobs& knobs) {
+  const ScenarioSize size = protocol_size(knobs);
+  if (size.ops > 20000 || sched::estimate_memory(size, 3 * size.ops).total() > max_memory_bytes) {
+    throw InputError("protocol point too large for fuzzing");
+  }
+}
+
+inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+}  // namespace amaxcheck::fuzz

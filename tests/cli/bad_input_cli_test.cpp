@@ -1,0 +1,177 @@
+// The exit-code contract holds for hostile input: whatever a scenario or trace file holds, the
+// CLI exits 2 with the file, the line or the field, never 3 (internal) or a crash.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "run_cli.h"
+
+namespace amaxcheck::cli {
+namespace {
+
+std::string write_file(const std::string& name, const std::string& content) {
+  const std::string path = temp_path(name);
+  std::ofstream(path, std::ios::binary) << content;
+  return path;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  return text;
+}
+
+/// The shipped hand-written program (seed hazard 1 in full).
+nlohmann::json shipped_custom_program() {
+  std::ifstream in(std::string(std::getenv("AMAXCHECK_ROOT")) + "/traces/scenarios/custom-wait-after-copy.json");
+  return nlohmann::json::parse(in);
+}
+
+/// The trace of a hazard found in a small racy protocol point.
+std::string hazard_trace() {
+  const std::string path = temp_path("hardening_hazard.jsonl");
+  const Ran r = amaxcheck({"check", "te-async", "--wait", "after-copy", "--dp", "2", "--modules", "1", "--iters", "1",
+                           "--trace-out", path, "--quiet"});
+  EXPECT_EQ(r.code, exit_hazard) << r.out << r.err;
+  return path;
+}
+
+TEST(HostileScenario, a_deeply_nested_file_is_bad_input_naming_the_depth_limit) {
+  const std::string path = write_file("deep.json", std::string(200000, '[') + std::string(200000, ']'));
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ":1: field '[0][0]"), std::string::npos) << r.err.substr(0, 300);
+  EXPECT_NE(r.err.find("nested deeper than 64 levels"), std::string::npos) << r.err.substr(0, 300);
+}
+
+TEST(HostileScenario, a_number_beyond_a_double_names_the_file_line_and_field) {
+  const std::string path = write_file("overflow.json", "{\"protocol\": \"te-async\",\n \"knobs\": {\"dp\": 1e400}}\n");
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ":2:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("field 'knobs.dp': number 1e400 overflows a double"), std::string::npos) << r.err;
+}
+
+TEST(HostileScenario, a_null_knob_is_a_bad_knob_value) {
+  const std::string path = write_file("null_knob.json", R"({"protocol": "te-async", "knobs": {"dp": null}})");
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find("knobs.dp: expected a string, number or boolean"), std::string::npos) << r.err;
+}
+
+TEST(HostileScenario, an_empty_top_level_key_is_named_as_one) {
+  const std::string path = write_file("empty_key.json", R"({"": 1, "ranks": []})");
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ": \"\" (an empty key): unknown field; expected one of: name"), std::string::npos)
+      << r.err;
+}
+
+TEST(HostileScenario, a_path_that_is_not_utf8_is_printed_escaped_and_the_check_runs) {
+  nlohmann::json doc = shipped_custom_program();
+  doc.erase("name");  // the scenario is then named after its file
+  doc.erase("source");
+  const std::string path = write_file("not_utf8_\xff\xfe.json", doc.dump());
+  const std::string trace = temp_path("not_utf8.jsonl");
+  const Ran r = amaxcheck({"check", path, "--trace-out", trace, "--quiet", "--json"});
+  EXPECT_EQ(r.code, exit_hazard) << r.err;
+  EXPECT_NE(r.out.find("not_utf8_\\\\xFF\\\\xFE.json"), std::string::npos) << r.out.substr(0, 400);
+  const Ran replay = amaxcheck({"replay", trace});
+  EXPECT_EQ(replay.code, exit_hazard) << replay.err;
+  std::filesystem::remove(path);
+}
+
+TEST(MemoryLimit, a_four_billion_element_buffer_is_refused_with_the_estimate) {
+  nlohmann::json doc = shipped_custom_program();
+  doc["ranks"][0]["buffers"].push_back({{"name", "huge"}, {"size", 4294967295u}});
+  const std::string path = write_file("huge_buffer.json", doc.dump());
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + " would need about "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GiB (scenario"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("above the limit of 8.0 GiB (--max-memory"), std::string::npos) << r.err;
+}
+
+TEST(MemoryLimit, an_oversized_protocol_point_is_refused_before_it_is_built) {
+  const Ran r = amaxcheck({"check", "te-async", "--dp", "1024", "--modules", "8", "--fwd-tensors", "64", "--bwd-tensors",
+                           "64", "--history", "4096", "--elems", "4096", "--iters", "1", "--microbatches", "1"});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find("this protocol point would need about "), std::string::npos) << r.err;
+}
+
+TEST(MemoryLimit, the_same_point_in_a_file_is_refused_before_it_is_built) {
+  const std::string path = write_file("big_point.json", R"({"protocol": "te-async", "knobs": {"dp": 1024, "modules": 8,
+    "fwd-tensors": 64, "bwd-tensors": 64, "history": 4096, "elems": 4096}})");
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ": this protocol point would need about "), std::string::npos) << r.err;
+}
+
+TEST(MemoryLimit, max_memory_lowers_and_raises_the_limit) {
+  const std::vector<std::string> point = {"check", "te-sync", "--dp", "2", "--modules", "1", "--iters", "1", "--quiet"};
+  std::vector<std::string> low = point, none = point;
+  low.insert(low.end(), {"--max-memory", "1M"});
+  none.insert(none.end(), {"--max-memory", "0"});
+  const Ran refused = amaxcheck(low);
+  EXPECT_EQ(refused.code, exit_bad_input) << refused.err;
+  const std::string suggestion = "above the limit of 1 MiB (--max-memory ";
+  const std::size_t at = refused.err.find(suggestion);
+  ASSERT_NE(at, std::string::npos) << refused.err;
+  // The value the message suggests is enough.
+  std::vector<std::string> raised = point;
+  const std::size_t begin = at + suggestion.size();
+  raised.insert(raised.end(), {"--max-memory", refused.err.substr(begin, refused.err.find(' ', begin) - begin)});
+  EXPECT_EQ(amaxcheck(raised).code, exit_clean) << raised.back();
+  EXPECT_EQ(amaxcheck(point).code, exit_clean);
+  EXPECT_EQ(amaxcheck(none).code, exit_clean);
+}
+
+TEST(HostileTrace, a_number_beyond_a_double_names_the_trace_line_and_field) {
+  std::vector<std::string> lines = read_lines(hazard_trace());
+  ASSERT_GT(lines.size(), 4u);
+  const std::size_t at = lines[3].find("\"chosen\":");
+  ASSERT_NE(at, std::string::npos) << lines[3];
+  lines[3].insert(at, "\"start_us\": 21e308, ");
+  const std::string path = write_file("overflow.jsonl", join_lines(lines));
+  const Ran r = amaxcheck({"replay", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ":4:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("field 'start_us': number 21e308 overflows a double"), std::string::npos) << r.err;
+}
+
+TEST(HostileTrace, a_replay_that_diverges_names_the_trace_line_of_the_step) {
+  std::vector<std::string> lines = read_lines(hazard_trace());
+  ASSERT_GT(lines.size(), 6u);
+  // Line 6 holds step 4: give it another op name, as if the trace came from another program.
+  const std::size_t at = lines[5].find("\"op_name\":\"");
+  ASSERT_NE(at, std::string::npos) << lines[5];
+  lines[5].insert(at + 11, "renamed_");
+  const std::string path = write_file("diverged.jsonl", join_lines(lines));
+  const Ran r = amaxcheck({"replay", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ":6: diverged at step 4: expected"), std::string::npos) << r.err;
+}
+
+TEST(HostileTrace, a_deeply_nested_line_is_bad_input) {
+  std::vector<std::string> lines = read_lines(hazard_trace());
+  lines[2] = "{\"type\": \"step\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string path = write_file("deep.jsonl", join_lines(lines));
+  const Ran r = amaxcheck({"replay", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err.substr(0, 300);
+  EXPECT_NE(r.err.find(path + ":3: field 'x[0]"), std::string::npos) << r.err.substr(0, 300);
+}
+
+}  // namespace
+}  // namespace amaxcheck::cli
