@@ -11,6 +11,19 @@
 /// what it costs from the CostModel; the strategy keeps no copy of the engine's queues,
 /// program counters or rendezvous, only the times it assigned.
 ///
+/// Bookkeeping is per actor, in flat arrays indexed by a dense actor number: an actor has at
+/// most one enabled action at a time (a thread's next issue, a stream's head op, a
+/// communicator's pending completion), so an action's start and end are priced once, when it
+/// is first seen enabled, and kept while it stays enabled (its lane cannot change meanwhile:
+/// only its own step moves it). A pick is then one pass over the options with no search.
+///
+/// Contention: a completion priced while other collectives run on one of its ranks gets a
+/// share of the bandwidth (CostModel: 1/(k+1) with k of them). Each rank keeps the end times
+/// of the collectives priced on it that have not ended yet.
+///
+/// Topology: a rank's node follows from the device indices (Rank::device is the local rank:
+/// a device index that does not grow starts a new node), so `--ranks-per-node` places ranks.
+///
 /// The result is a TimedRun: each op's issue interval and execution interval (for a
 /// collective: from its member's join to the collective's completion) and each rank's
 /// iteration time (the end of its last step). Cost metrics (exposed amax latency, queueing
@@ -46,7 +59,11 @@ struct TimedRun {
   std::vector<StepTiming> steps;     ///< one per step of the run
   std::vector<double> rank_end_us;   ///< per rank: end of its last step (iteration time)
   double makespan_us = 0;            ///< the largest rank_end_us
+  std::vector<std::uint32_t> rank_node;  ///< per rank: its node (from the device indices)
 };
+
+/// Node of each rank: a device index that does not grow past the previous rank's starts a node.
+std::vector<std::uint32_t> nodes_of_ranks(const Scenario& scenario);
 
 class TimedStrategy final : public Strategy {
  public:
@@ -63,9 +80,24 @@ class TimedStrategy final : public Strategy {
   const TimedRun& timing() const { return run_; }
 
  private:
+  /// One actor's state: its lane's free time and, while its action stays enabled, that
+  /// action's price.
+  struct ActorState {
+    double lane_free_us = 0;
+    std::uint64_t seen_at = ~std::uint64_t{0};  ///< the pick that last offered its action
+    Action action;
+    double start_us = 0;
+    double end_us = 0;
+  };
+  struct Running {
+    double end_us = 0;
+    CommId comm = 0;
+  };
+
   const Op& op_at(const OpRef& ref) const;
-  double duration_us(const Action& action) const;
-  double lane_free_us(std::uint64_t actor) const;
+  std::size_t actor_index(const Action& action) const;
+  void price(ActorState& actor, const Action& action);
+  double complete_us(const Action& action, double start);
   OpTiming& timing_of(const OpRef& ref);
 
   const Scenario& scenario_;
@@ -73,12 +105,14 @@ class TimedStrategy final : public Strategy {
   const Engine* engine_ = nullptr;
   TimedRun run_;
   std::vector<std::vector<std::vector<std::int64_t>>> timing_index_;  ///< [rank][thread][op]
+  std::vector<std::size_t> thread_base_, stream_base_;  ///< dense actor numbers, per rank
+  std::size_t comm_base_ = 0;
+  std::vector<ActorState> actors_;
+  std::vector<std::size_t> comm_nodes_;           ///< per comm: nodes its members span
+  std::vector<std::vector<Running>> running_;     ///< per rank: collectives priced, not yet ended
   std::vector<OpRef> picked_members_;  ///< a picked complete: the members' ops it finishes
-  std::vector<std::pair<std::uint64_t, double>> lane_free_;         ///< (actor, time)
-  std::vector<Action> previous_options_;
-  std::vector<double> previous_enabled_at_;
-  std::vector<double> enabled_at_;
-  std::size_t picked_ = 0;
+  std::uint64_t picks_ = 0;
+  std::size_t picked_actor_ = ~std::size_t{0};
   double picked_start_us_ = 0;
   double picked_end_us_ = 0;
   double last_end_us_ = 0;

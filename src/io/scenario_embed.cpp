@@ -4,7 +4,7 @@
 
 namespace amaxcheck {
 
-std::optional<nlohmann::json> embed_scenario(const Scenario& scenario) { return scenario_to_json(scenario); }
+std::optional<nlohmann::json> embed_scenario(const Scenario& scenario) { return scenario_to_json(scenario, false); }
 
 Scenario unembed_scenario(const nlohmann::json& embedded, const std::string& where) {
   return scenario_from_json(embedded, where);
