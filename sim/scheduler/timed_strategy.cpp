@@ -90,7 +90,6 @@ double TimedStrategy::complete_us(const Action& action, double start) {
 }
 
 void TimedStrategy::price(ActorState& actor, const Action& action) {
-  AMAX_CHECK(engine_ != nullptr, "timed run: pick() before attach() (run it through run_once)");
   actor.action = action;
   actor.start_us = std::max(last_end_us_, actor.lane_free_us);
   double duration = 0;
@@ -117,25 +116,81 @@ OpTiming& TimedStrategy::timing_of(const OpRef& ref) {
   return run_.ops[static_cast<std::size_t>(index)];
 }
 
-std::size_t TimedStrategy::pick(ChoiceKind, std::span<const Action> options) {
-  // An action offered at the previous pick too, other than the one that ran, keeps its price.
-  const std::uint64_t previous = picks_ - 1;
-  std::size_t best = 0;
-  std::size_t best_actor = 0;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    const std::size_t index = actor_index(options[i]);
-    ActorState& actor = actors_[index];
-    if (picks_ == 0 || actor.seen_at != previous || !(actor.action == options[i])) price(actor, options[i]);
-    actor.seen_at = picks_;
-    if (i == 0 || actor.end_us < actors_[best_actor].end_us) {
-      best = i;
-      best_actor = index;
+namespace {
+
+/// The engine's canonical order of enabled actions as one number: rank actions rank by rank
+/// (issues by thread, then stream actions by stream), then completions by communicator.
+std::uint64_t canonical_order(const Action& a) {
+  if (a.kind == ActionKind::complete) return (std::uint64_t{1} << 62) | (static_cast<std::uint64_t>(a.lane) << 32);
+  const std::uint64_t stream_action = a.kind == ActionKind::issue ? 0 : 1;
+  return (static_cast<std::uint64_t>(a.rank) << 32) | (stream_action << 31) | a.lane;
+}
+
+std::span<const Action> range_of(std::span<const Action> options, std::uint64_t lo, std::uint64_t hi) {
+  auto key_less = [](const Action& a, std::uint64_t key) { return canonical_order(a) < key; };
+  const auto first = std::lower_bound(options.begin(), options.end(), lo, key_less);
+  const auto last = std::lower_bound(first, options.end(), hi, key_less);
+  return {first, last};
+}
+
+}  // namespace
+
+void TimedStrategy::offer(std::size_t index, const Action& action) {
+  ActorState& actor = actors_[index];
+  actor.touched = refreshes_;
+  // Offered before this step and not the one that ran (on_step disabled that one): keeps its price.
+  if (actor.enabled && actor.action == action) return;
+  price(actor, action);
+  actor.enabled = true;
+  ++actor.generation;
+  heap_.push(Candidate{actor.end_us, canonical_order(action), static_cast<std::uint32_t>(index), actor.generation});
+}
+
+void TimedStrategy::refresh_block(std::span<const Action> block, std::size_t first, std::size_t last) {
+  for (const Action& action : block) offer(actor_index(action), action);
+  for (std::size_t i = first; i < last; ++i) {
+    ActorState& actor = actors_[i];
+    if (actor.enabled && actor.touched != refreshes_) {
+      actor.enabled = false;
+      ++actor.generation;
     }
   }
-  ++picks_;
-  const ActorState& chosen = actors_[best_actor];
-  if (options[best].kind == ActionKind::complete) picked_members_ = engine_->joined_members(options[best].lane);
-  picked_actor_ = best_actor;
+}
+
+std::size_t TimedStrategy::pick(ChoiceKind, std::span<const Action> options) {
+  AMAX_CHECK(engine_ != nullptr, "timed run: pick() before attach() (run it through run_once)");
+  ++refreshes_;
+  if (!primed_) {
+    for (const Action& action : options) offer(actor_index(action), action);
+    primed_ = true;
+  } else {
+    const Engine::Refreshed refreshed = engine_->last_refreshed();
+    for (RankId r : refreshed.ranks) {
+      const std::uint64_t lo = static_cast<std::uint64_t>(r) << 32, hi = static_cast<std::uint64_t>(r + 1) << 32;
+      refresh_block(range_of(options, lo, hi), thread_base_[r], r + 1 < stream_base_.size() ? thread_base_[r + 1] : comm_base_);
+    }
+    if (refreshed.comm) {
+      const std::uint64_t lo = canonical_order(Action{ActionKind::complete, 0, *refreshed.comm});
+      const std::size_t actor = comm_base_ + *refreshed.comm;
+      refresh_block(range_of(options, lo, lo + (std::uint64_t{1} << 32)), actor, actor + 1);
+    }
+  }
+  // The earliest end among the offered actions; entries whose actor moved on are dropped.
+  while (!heap_.empty()) {
+    const Candidate& top = heap_.top();
+    const ActorState& actor = actors_[top.actor];
+    if (actor.enabled && actor.generation == top.generation) break;
+    heap_.pop();
+  }
+  AMAX_CHECK(!heap_.empty(), "timed run: options the strategy never priced");
+  const std::size_t chosen_actor = heap_.top().actor;
+  const ActorState& chosen = actors_[chosen_actor];
+  const auto it = std::lower_bound(options.begin(), options.end(), canonical_order(chosen.action),
+                                   [](const Action& a, std::uint64_t key) { return canonical_order(a) < key; });
+  AMAX_CHECK(it != options.end() && *it == chosen.action, "timed run: the priced action is not among the options");
+  const std::size_t best = static_cast<std::size_t>(it - options.begin());
+  if (chosen.action.kind == ActionKind::complete) picked_members_ = engine_->joined_members(chosen.action.lane);
+  picked_actor_ = chosen_actor;
   picked_start_us_ = chosen.start_us;
   picked_end_us_ = chosen.end_us;
   return best;
@@ -182,7 +237,8 @@ void TimedStrategy::on_step(const Step& step) {
   }
   ActorState& actor = actors_[picked_actor_];
   actor.lane_free_us = end;
-  actor.seen_at = ~std::uint64_t{0};  // its next action is priced afresh
+  actor.enabled = false;  // its next action is priced afresh
+  ++actor.generation;
   last_end_us_ = end;
   run_.steps.push_back(StepTiming{start, end});
   run_.makespan_us = std::max(run_.makespan_us, end);

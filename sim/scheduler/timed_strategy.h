@@ -15,7 +15,11 @@
 /// most one enabled action at a time (a thread's next issue, a stream's head op, a
 /// communicator's pending completion), so an action's start and end are priced once, when it
 /// is first seen enabled, and kept while it stays enabled (its lane cannot change meanwhile:
-/// only its own step moves it). A pick is then one pass over the options with no search.
+/// only its own step moves it). After the first pick, only the actions of the ranks and the
+/// communicator the engine refreshed (Engine::last_refreshed) are looked at, found in the
+/// canonically ordered options by binary search; the priced actions sit in a min-heap by
+/// (end, canonical order), stale entries dropped as they surface. A step then costs
+/// O(touched log n), not O(enabled).
 ///
 /// Contention: a completion priced while other collectives run on one of its ranks gets a
 /// share of the bandwidth (CostModel: 1/(k+1) with k of them). Each rank keeps the end times
@@ -30,6 +34,7 @@
 /// behind gradient buckets) are derived from these by the callers, by op name.
 
 #include <cstdint>
+#include <queue>
 #include <vector>
 
 #include "scheduler/cost_model.h"
@@ -84,10 +89,19 @@ class TimedStrategy final : public Strategy {
   /// action's price.
   struct ActorState {
     double lane_free_us = 0;
-    std::uint64_t seen_at = ~std::uint64_t{0};  ///< the pick that last offered its action
+    bool enabled = false;          ///< its action is among the options
+    std::uint32_t generation = 0;  ///< bumped whenever its heap entry goes stale
+    std::uint64_t touched = 0;     ///< the refresh that last saw it enabled
     Action action;
     double start_us = 0;
     double end_us = 0;
+  };
+  struct Candidate {
+    double end_us = 0;
+    std::uint64_t order = 0;  ///< canonical_order(action): ties go to the earlier option
+    std::uint32_t actor = 0;
+    std::uint32_t generation = 0;
+    bool operator>(const Candidate& o) const { return end_us != o.end_us ? end_us > o.end_us : order > o.order; }
   };
   struct Running {
     double end_us = 0;
@@ -97,6 +111,10 @@ class TimedStrategy final : public Strategy {
   const Op& op_at(const OpRef& ref) const;
   std::size_t actor_index(const Action& action) const;
   void price(ActorState& actor, const Action& action);
+  /// Re-prices the options in [lo, hi) whose actor is new or changed; `actors` [first, last) are
+  /// those the block covers (the ones not offered any more are dropped).
+  void refresh_block(std::span<const Action> block, std::size_t first, std::size_t last);
+  void offer(std::size_t index, const Action& action);
   double complete_us(const Action& action, double start);
   OpTiming& timing_of(const OpRef& ref);
 
@@ -111,7 +129,9 @@ class TimedStrategy final : public Strategy {
   std::vector<std::size_t> comm_nodes_;           ///< per comm: nodes its members span
   std::vector<std::vector<Running>> running_;     ///< per rank: collectives priced, not yet ended
   std::vector<OpRef> picked_members_;  ///< a picked complete: the members' ops it finishes
-  std::uint64_t picks_ = 0;
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap_;
+  std::uint64_t refreshes_ = 0;
+  bool primed_ = false;  ///< the first pick scanned every option
   std::size_t picked_actor_ = ~std::size_t{0};
   double picked_start_us_ = 0;
   double picked_end_us_ = 0;
