@@ -24,10 +24,11 @@
 /// for n ranks on N nodes, and NCCL's choice is the (algorithm, protocol) of least time, as
 /// its tuner picks it. `flat` keeps the older model: alpha + beta * bytes * factor.
 ///
-/// Contention (shared links and channels): a collective that starts while `k` others run on
-/// one of its ranks gets 1/(k+1) of the bandwidth for its whole transfer (a one-pass reading of
-/// processor sharing: the collectives already running keep their end time). Its latency part
-/// is not shared.
+/// Contention (shared links and channels; applied by the timed strategy): while collectives of
+/// different communicators transfer at once on a rank they split its bandwidth, so one that
+/// starts while others run is delayed by their transfer time still to go, at most its own
+/// transfer per other (a one-pass reading of processor sharing: those already running keep
+/// their end time). Latency parts are not shared.
 ///
 /// Only the cost model knows op kinds; the timed strategy just adds durations.
 

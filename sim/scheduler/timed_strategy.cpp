@@ -74,18 +74,22 @@ double TimedStrategy::complete_us(const Action& action, double start) {
   if (op == nullptr) return 0.0;
   const CommId comm = action.lane;
   const CollectiveCost cost = cost_.collective(*op, scenario_.comms[comm].members.size(), comm_nodes_[comm]);
-  // Contention: the most collectives of other communicators still running on one member.
-  std::size_t sharing = 0;
+  // Contention: while two collectives transfer at once on a rank, each gets half its bandwidth,
+  // so this one's transfer is delayed by the others' transfer time still to go (at most its
+  // own), on the member where that is largest.
+  double delay = 0;
   const std::vector<OpRef> members = engine_->joined_members(comm);
   for (const OpRef& member : members) {
     std::vector<Running>& running = running_[member.rank];
     std::erase_if(running, [&](const Running& r) { return r.end_us <= last_end_us_; });  // ended: never overlaps again
-    std::size_t here = 0;
-    for (const Running& r : running) here += r.comm != comm && r.end_us > start ? 1 : 0;
-    sharing = std::max(sharing, here);
+    double here = 0;
+    for (const Running& r : running) {
+      if (r.comm != comm) here += std::min(cost.transfer_us, std::clamp(r.end_us - start, 0.0, r.transfer_us));
+    }
+    delay = std::max(delay, here);
   }
-  const double duration = cost.latency_us + cost.transfer_us * static_cast<double>(sharing + 1);
-  for (const OpRef& member : members) running_[member.rank].push_back(Running{start + duration, comm});
+  const double duration = cost.latency_us + cost.transfer_us + delay;
+  for (const OpRef& member : members) running_[member.rank].push_back(Running{start + duration, cost.transfer_us, comm});
   return duration;
 }
 

@@ -21,9 +21,11 @@
 /// (end, canonical order), stale entries dropped as they surface. A step then costs
 /// O(touched log n), not O(enabled).
 ///
-/// Contention: a completion priced while other collectives run on one of its ranks gets a
-/// share of the bandwidth (CostModel: 1/(k+1) with k of them). Each rank keeps the end times
-/// of the collectives priced on it that have not ended yet.
+/// Contention: a completion priced while other collectives run on one of its ranks shares the
+/// bandwidth with them while both transfer: its transfer takes longer by the others' transfer
+/// time left (at most its own), so a tiny collective beside a large one costs the large one
+/// next to nothing and is itself slowed by its own transfer (CostModel's header). Each rank
+/// keeps the collectives priced on it that have not ended yet.
 ///
 /// Topology: a rank's node follows from the device indices (Rank::device is the local rank:
 /// a device index that does not grow starts a new node), so `--ranks-per-node` places ranks.
@@ -105,6 +107,7 @@ class TimedStrategy final : public Strategy {
   };
   struct Running {
     double end_us = 0;
+    double transfer_us = 0;  ///< its transfer at the full bandwidth (the tail of its interval)
     CommId comm = 0;
   };
 

@@ -114,6 +114,7 @@ def _matching(rows: list[Row], condition: dict) -> list[Row]:
 
 
 def _safety_words(rows: list[Row]) -> str:
+    rows = [r for r in rows if r.verdict != "skipped"]  # points with a timed run only
     hazards = sorted({k for r in rows if r.verdict == "hazard" for k in r.hazard_kinds})
     if hazards:
         return "hazardous (" + ", ".join(hazards) + ")"
