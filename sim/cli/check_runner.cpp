@@ -26,7 +26,7 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
   outcome.result = sched::explore(scenario, request.explore);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sched::TimedRun* timing = outcome.result.timing ? &*outcome.result.timing : nullptr;
-  if (timing) outcome.cost = cost_figures(scenario, *timing, request.iterations, request.separate_amax_comm);
+  if (timing) outcome.cost = cost_figures(scenario, *timing, request.explore.cost, request.iterations, request.separate_amax_comm);
   if (outcome.result.first_failure) {
     outcome.trace_path = request.trace_out.empty()
                              ? fmt::format("out/traces/{}-{}-seed{}.jsonl", slug(scenario.name),

@@ -39,9 +39,39 @@ struct CheckArgs {
   std::string backend = "sim";
   bool one_rank_comms = false;
   sched::CostModel cost;  ///< timed runs
-  std::string collective_algo = "ring";
-  double bus_gbps = 100.0;
+  std::string topology = "h100-8x-nvlink-ib400";
+  std::string collective_algo = "auto";
+  std::string comm_init = "split";
+  std::uint32_t channels = 0;  ///< 0 = the preset's
+  double alpha_us = -1;  ///< < 0: not given (flat model only)
+  double bus_gbps = -1;
 };
+
+/// The cost model's topology and collective options; --alpha-us / --bus-gbps (the older flat
+/// model's) select the flat topology unless another is named.
+void apply_cost_options(const CheckArgs& args, sched::CostModel& cost) {
+  const bool flat_knobs = args.alpha_us >= 0 || args.bus_gbps >= 0;
+  const std::string topology = flat_knobs && args.topology == CheckArgs{}.topology ? "flat" : args.topology;
+  auto preset = sched::topology_preset(topology);
+  if (!preset) throw InputError(fmt::format("--topology: expected {}, got \"{}\"", sched::topology_preset_names(), topology));
+  if (flat_knobs && !preset->flat) throw InputError("--alpha-us and --bus-gbps belong to --topology flat");
+  cost.topology = *preset;
+  if (args.channels > 0) cost.topology.channels = args.channels;
+  if (args.alpha_us >= 0) cost.alpha_us = args.alpha_us;
+  if (args.bus_gbps >= 0) {
+    if (!(args.bus_gbps > 0)) throw InputError("--bus-gbps: expected a positive bandwidth");
+    cost.beta_us_per_byte = 1.0 / (args.bus_gbps * 1000.0);
+  }
+  if (args.collective_algo == "auto") cost.algo.reset();
+  else if (args.collective_algo == "ring") cost.algo = sched::CollectiveAlgo::ring;
+  else if (args.collective_algo == "tree") cost.algo = sched::CollectiveAlgo::tree;
+  else if (args.collective_algo == "nvls" && !preset->flat) cost.algo = sched::CollectiveAlgo::nvls;
+  else throw InputError(fmt::format("--collective-algo: expected auto|ring|tree|nvls (nvls not flat), got \"{}\"", args.collective_algo));
+  if (args.comm_init == "split-shared") cost.comm_init = sched::CommInit::split_shared;
+  else if (args.comm_init == "split") cost.comm_init = sched::CommInit::split;
+  else if (args.comm_init == "fresh") cost.comm_init = sched::CommInit::fresh;
+  else throw InputError(fmt::format("--comm-init: expected split-shared|split|fresh, got \"{}\"", args.comm_init));
+}
 
 sched::ExploreOptions explore_options(const CheckArgs& args) {
   sched::ExploreOptions o;
@@ -56,12 +86,7 @@ sched::ExploreOptions explore_options(const CheckArgs& args) {
   o.exhaustive.reduction = !args.no_reduction;
   if (args.max_schedules > 0) o.exhaustive.max_schedules = args.max_schedules;
   o.cost = args.cost;
-  if (args.collective_algo != "ring" && args.collective_algo != "tree") {
-    throw InputError(fmt::format("--collective-algo: expected ring|tree, got \"{}\"", args.collective_algo));
-  }
-  o.cost.algo = args.collective_algo == "tree" ? sched::CollectiveAlgo::tree : sched::CollectiveAlgo::ring;
-  if (!(args.bus_gbps > 0)) throw InputError("--bus-gbps: expected a positive bandwidth");
-  o.cost.beta_us_per_byte = 1.0 / (args.bus_gbps * 1000.0);
+  apply_cost_options(args, o.cost);
   if (args.preemption_bound >= 0) o.exhaustive.preemption_bound = static_cast<std::uint32_t>(args.preemption_bound);
   o.run.max_steps = args.max_steps;
   if (args.time_budget_s < 0) throw InputError("--time-budget: expected seconds >= 0 (0 = none)");
@@ -99,7 +124,9 @@ nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, 
     j["timing"] = {{"iteration_time_us", outcome.cost->iteration_time_us},
                    {"exposed_amax_latency_us", outcome.cost->exposed_amax_latency_us},
                    {"amax_queued_us", outcome.cost->amax_queued_us},
-                   {"extra_comm_memory_bytes", outcome.cost->extra_comm_memory_bytes}};
+                   {"extra_comm_memory_bytes", outcome.cost->extra_comm_memory_bytes},
+                   {"amax_algo", outcome.cost->amax_algo},
+                   {"amax_collective_us", outcome.cost->amax_collective_us}};
   }
   return j;
 }
@@ -119,9 +146,10 @@ void print_human(const Scenario& scenario, const CheckArgs& args, const CheckReq
              outcome.seconds, coverage);
   for (const std::string& line : verdict_notes(r, request.explore)) fmt::print("{}\n", line);
   if (outcome.cost) {
-    fmt::print("timing: iteration {:.1f} us, exposed amax latency {:.1f} us, amax queued {:.1f} us, extra comm memory {} MiB\n",
+    fmt::print("timing: iteration {:.1f} us, exposed amax latency {:.1f} us, amax queued {:.1f} us, extra comm memory {} MiB"
+               " (amax all-reduce: {}, {:.1f} us alone)\n",
                outcome.cost->iteration_time_us, outcome.cost->exposed_amax_latency_us, outcome.cost->amax_queued_us,
-               outcome.cost->extra_comm_memory_bytes >> 20);
+               outcome.cost->extra_comm_memory_bytes >> 20, outcome.cost->amax_algo, outcome.cost->amax_collective_us);
   }
   std::vector<Hazard> hazards;
   for (const auto& found : r.hazards) hazards.push_back(found.hazard);
@@ -230,9 +258,18 @@ void register_check(CLI::App& app) {
   auto* cost = sub->add_option_group("cost model", "timed runs: durations of launches, kernels and collectives");
   cost->add_option("--launch-us", args->cost.launch_overhead_us, "host cost of launching a device op")->capture_default_str();
   cost->add_option("--kernel-us", args->cost.kernel_default_us, "default kernel duration (fill, cast)")->capture_default_str();
-  cost->add_option("--alpha-us", args->cost.alpha_us, "per-collective latency")->capture_default_str();
-  cost->add_option("--bus-gbps", args->bus_gbps, "collective bus bandwidth in GB/s")->capture_default_str();
-  cost->add_option("--collective-algo", args->collective_algo, "ring | tree")->capture_default_str();
+  cost->add_option("--topology", args->topology,
+                   "the machine: " + sched::topology_preset_names() + " (GPUs per node: --ranks-per-node)")
+      ->capture_default_str();
+  cost->add_option("--channels", args->channels, "NCCL channels per communicator (0 = the preset's)")->capture_default_str();
+  cost->add_option("--collective-algo", args->collective_algo,
+                   "auto (the fastest, as NCCL's tuner picks) | ring | tree | nvls (as NCCL_ALGO)")
+      ->capture_default_str();
+  cost->add_option("--comm-init", args->comm_init,
+                   "how the separate amax communicator is made, for its memory: split-shared | split | fresh")
+      ->capture_default_str();
+  cost->add_option("--alpha-us", args->alpha_us, "flat model: per-collective latency (default 8; selects --topology flat)");
+  cost->add_option("--bus-gbps", args->bus_gbps, "flat model: bus bandwidth in GB/s (default 100; selects --topology flat)");
   add_command(app, sub, [args] { return run(*args); });
 }
 

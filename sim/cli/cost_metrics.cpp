@@ -1,78 +1,70 @@
 #include "cli/cost_metrics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
-#include <vector>
 
 #include "protocols/protocol.h"
 
 namespace amaxcheck::cli {
 namespace {
 
-using Interval = std::pair<double, double>;
-
 /// The scenario marks amax reductions by name only (protocols/protocol.h's prefix, which
 /// hand-written scenario files follow too).
-bool is_amax_reduction(const sched::OpTiming& op) {
+bool is_amax_reduction(const Op& op) {
   return is_collective(op.kind) && op.name.starts_with(amax_reduction_name_prefix);
 }
 
-bool is_compute_kernel(OpKind kind) { return op_kind_info(kind).place == OpPlace::stream && moves_data(kind); }
-
-/// Length of `span` not covered by the (sorted, merged) `cover` intervals.
-double uncovered(const Interval& span, const std::vector<Interval>& cover) {
-  double exposed = span.second - span.first;
-  for (const auto& [lo, hi] : cover) {
-    const double a = std::max(lo, span.first), b = std::min(hi, span.second);
-    if (b > a) exposed -= b - a;
-  }
-  return std::max(0.0, exposed);
-}
-
-std::vector<Interval> merged(std::vector<Interval> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<Interval> out;
-  for (const auto& iv : intervals) {
-    if (!out.empty() && iv.first <= out.back().second) out.back().second = std::max(out.back().second, iv.second);
-    else out.push_back(iv);
-  }
-  return out;
-}
+bool is_stream_wait(OpKind kind) { return kind == OpKind::work_wait || kind == OpKind::stream_wait_event; }
 
 }  // namespace
 
-CostFigures cost_figures(const Scenario& scenario, const sched::TimedRun& run, std::uint32_t iterations,
-                         bool separate_amax_comm) {
+CostFigures cost_figures(const Scenario& scenario, const sched::TimedRun& run, const sched::CostModel& cost,
+                         std::uint32_t iterations, bool separate_amax_comm) {
   CostFigures figures;
   const double iters = std::max<std::uint32_t>(iterations, 1);
   figures.iteration_time_us = run.makespan_us / iters;
-  const std::size_t ranks = scenario.ranks.size();
-  std::vector<std::vector<Interval>> kernels(ranks);
-  for (const auto& op : run.ops) {
-    if (op.executed && is_compute_kernel(op.kind)) kernels[op.op.rank].emplace_back(op.start_us, op.end_us);
-  }
-  for (auto& k : kernels) k = merged(std::move(k));
   double exposed = 0, queued = 0;
-  // The end of the previous op on each (rank, stream): when the stream itself was ready.
-  std::map<std::pair<RankId, StreamId>, double> stream_ready;
-  for (const auto& op : run.ops) {
-    if (!op.executed) continue;
-    const Op& model = scenario.ranks[op.op.rank].threads[op.op.thread].program[op.op.index];
-    if (!is_device_op(model.kind)) continue;
-    double& ready = stream_ready[{op.op.rank, model.stream}];
+  // Walked in issue order, which is each stream's order.
+  std::map<std::pair<RankId, StreamId>, double> stream_ready;      // end of the stream's previous op
+  std::map<std::pair<RankId, StreamId>, bool> after_amax;          // its previous op is an amax reduction
+  std::map<std::pair<RankId, EventId>, bool> marks_amax;           // the event was recorded right after one
+  const Op* amax_op = nullptr;
+  for (const auto& timing : run.ops) {
+    const Op& op = scenario.ranks[timing.op.rank].threads[timing.op.thread].program[timing.op.index];
+    if (!is_device_op(op.kind)) continue;
+    const std::pair<RankId, StreamId> stream{timing.op.rank, op.stream};
+    if (op.kind == OpKind::event_record) marks_amax[{timing.op.rank, op.event}] = after_amax[stream];
+    if (!timing.executed) continue;
+    double& ready = stream_ready[stream];
+    const double ready_at = std::max(ready, timing.issue_end_us);
     if (is_amax_reduction(op)) {
-      exposed += uncovered({op.start_us, op.end_us}, kernels[op.op.rank]);
-      // Ready on its stream and issued, yet not started: held back by the collectives ahead of
-      // it on the communicator (gradient buckets on a shared one) or by serialized kernels.
-      queued += std::max(0.0, op.start_us - std::max(ready, op.issue_end_us));
+      queued += std::max(0.0, timing.start_us - ready_at);
+      if (amax_op == nullptr) amax_op = &op;
     }
-    ready = std::max(ready, op.end_us);
+    if (is_stream_wait(op.kind) && marks_amax[{timing.op.rank, op.event}]) {
+      exposed += std::max(0.0, timing.end_us - ready_at);
+    }
+    after_amax[stream] = is_amax_reduction(op);
+    ready = std::max(ready, timing.end_us);
   }
-  const double per = iters * static_cast<double>(std::max<std::size_t>(ranks, 1));
+  const double per = iters * static_cast<double>(std::max<std::size_t>(scenario.ranks.size(), 1));
   figures.exposed_amax_latency_us = exposed / per;
   figures.amax_queued_us = queued / per;
-  figures.extra_comm_memory_bytes = separate_amax_comm ? (1ull << 30) : 0;
+  if (amax_op != nullptr && amax_op->comm < scenario.comms.size()) {
+    const auto& members = scenario.comms[amax_op->comm].members;
+    std::set<std::uint32_t> nodes;
+    for (RankId r : members) {
+      if (r < run.rank_node.size()) nodes.insert(run.rank_node[r]);
+    }
+    const sched::CollectiveCost c = cost.collective(*amax_op, members.size(), nodes.size());
+    figures.amax_algo = cost.topology.flat ? "flat" : fmt::format("{}/{}", sched::to_string(c.algo), sched::to_string(c.proto));
+    figures.amax_collective_us = c.total_us();
+    if (separate_amax_comm) figures.extra_comm_memory_bytes = cost.extra_comm_memory_bytes(members.size(), nodes.size());
+  }
   return figures;
 }
 

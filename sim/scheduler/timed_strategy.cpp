@@ -6,15 +6,41 @@
 
 namespace amaxcheck::sched {
 
+std::vector<std::uint32_t> nodes_of_ranks(const Scenario& scenario) {
+  std::vector<std::uint32_t> nodes(scenario.ranks.size(), 0);
+  for (std::size_t r = 1; r < scenario.ranks.size(); ++r) {
+    const bool next_node = scenario.ranks[r].device <= scenario.ranks[r - 1].device;
+    nodes[r] = nodes[r - 1] + (next_node ? 1 : 0);
+  }
+  return nodes;
+}
+
 TimedStrategy::TimedStrategy(const Scenario& scenario, CostModel cost) : scenario_(scenario), cost_(cost) {
   const std::size_t ranks = scenario.ranks.size();
   timing_index_.resize(ranks);
+  std::size_t actors = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
     const Rank& rank = scenario.ranks[r];
     timing_index_[r].resize(rank.threads.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) timing_index_[r][t].assign(rank.threads[t].program.size(), -1);
+    thread_base_.push_back(actors);
+    actors += rank.threads.size();
+    stream_base_.push_back(actors);
+    actors += rank.streams.size();
   }
+  comm_base_ = actors;
+  actors_.resize(actors + scenario.comms.size());
   run_.rank_end_us.assign(ranks, 0.0);
+  run_.rank_node = nodes_of_ranks(scenario);
+  for (const Communicator& comm : scenario.comms) {
+    std::vector<std::uint32_t> nodes;
+    for (RankId member : comm.members) {
+      if (member < ranks) nodes.push_back(run_.rank_node[member]);
+    }
+    std::sort(nodes.begin(), nodes.end());
+    comm_nodes_.push_back(static_cast<std::size_t>(std::unique(nodes.begin(), nodes.end()) - nodes.begin()));
+  }
+  running_.resize(ranks);
 }
 
 nlohmann::ordered_json TimedStrategy::parameters() const {
@@ -30,24 +56,58 @@ const Op& TimedStrategy::op_at(const OpRef& ref) const {
   return scenario_.ranks[ref.rank].threads[ref.thread].program[ref.index];
 }
 
-double TimedStrategy::duration_us(const Action& action) const {
-  AMAX_CHECK(engine_ != nullptr, "timed run: pick() before attach() (run it through run_once)");
-  const Op* op = engine_->pending_op(action);
-  if (op == nullptr) return 0.0;
+std::size_t TimedStrategy::actor_index(const Action& action) const {
+  // The same actors as actor_key: a thread (issue), a stream (execute, join) or a comm.
+  std::size_t index = 0;
   switch (action.kind) {
-    case ActionKind::issue: return cost_.issue_us(*op);
-    case ActionKind::execute: return cost_.execute_us(*op);
-    case ActionKind::join: return 0.0;
-    case ActionKind::complete: return cost_.collective_us(*op, scenario_.comms[action.lane].members.size());
+    case ActionKind::issue: index = thread_base_.at(action.rank) + action.lane; break;
+    case ActionKind::execute:
+    case ActionKind::join: index = stream_base_.at(action.rank) + action.lane; break;
+    case ActionKind::complete: index = comm_base_ + action.lane; break;
   }
-  return 0.0;
+  AMAX_CHECK(index < actors_.size(), "timed run: an action names a lane the scenario does not have");
+  return index;
 }
 
-double TimedStrategy::lane_free_us(std::uint64_t actor) const {
-  for (const auto& [key, time] : lane_free_) {
-    if (key == actor) return time;
+double TimedStrategy::complete_us(const Action& action, double start) {
+  const Op* op = engine_->pending_op(action);
+  if (op == nullptr) return 0.0;
+  const CommId comm = action.lane;
+  const CollectiveCost cost = cost_.collective(*op, scenario_.comms[comm].members.size(), comm_nodes_[comm]);
+  // Contention: while two collectives transfer at once on a rank, each gets half its bandwidth,
+  // so this one's transfer is delayed by the others' transfer time still to go (at most its
+  // own), on the member where that is largest.
+  double delay = 0;
+  const std::vector<OpRef> members = engine_->joined_members(comm);
+  for (const OpRef& member : members) {
+    std::vector<Running>& running = running_[member.rank];
+    std::erase_if(running, [&](const Running& r) { return r.end_us <= last_end_us_; });  // ended: never overlaps again
+    double here = 0;
+    for (const Running& r : running) {
+      if (r.comm != comm) here += std::min(cost.transfer_us, std::clamp(r.end_us - start, 0.0, r.transfer_us));
+    }
+    delay = std::max(delay, here);
   }
-  return 0.0;
+  const double duration = cost.latency_us + cost.transfer_us + delay;
+  for (const OpRef& member : members) running_[member.rank].push_back(Running{start + duration, cost.transfer_us, comm});
+  return duration;
+}
+
+void TimedStrategy::price(ActorState& actor, const Action& action) {
+  actor.action = action;
+  actor.start_us = std::max(last_end_us_, actor.lane_free_us);
+  double duration = 0;
+  switch (action.kind) {
+    case ActionKind::issue:
+      if (const Op* op = engine_->pending_op(action)) duration = cost_.issue_us(*op);
+      break;
+    case ActionKind::execute:
+      if (const Op* op = engine_->pending_op(action)) duration = cost_.execute_us(*op);
+      break;
+    case ActionKind::join: break;
+    case ActionKind::complete: duration = complete_us(action, actor.start_us); break;
+  }
+  actor.end_us = actor.start_us + duration;
 }
 
 OpTiming& TimedStrategy::timing_of(const OpRef& ref) {
@@ -60,31 +120,83 @@ OpTiming& TimedStrategy::timing_of(const OpRef& ref) {
   return run_.ops[static_cast<std::size_t>(index)];
 }
 
-std::size_t TimedStrategy::pick(ChoiceKind, std::span<const Action> options) {
-  const bool have_last = !run_.steps.empty();
-  enabled_at_.assign(options.size(), last_end_us_);
-  std::size_t best = 0;
-  double best_start = 0;
-  double best_end = 0;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    // An action enabled before the last step, other than the one that ran, keeps its time.
-    for (std::size_t p = 0; p < previous_options_.size(); ++p) {
-      if (previous_options_[p] == options[i] && !(have_last && p == picked_)) enabled_at_[i] = previous_enabled_at_[p];
-    }
-    const double start = std::max(enabled_at_[i], lane_free_us(actor_key(options[i])));
-    const double end = start + duration_us(options[i]);
-    if (i == 0 || end < best_end) {
-      best = i;
-      best_start = start;
-      best_end = end;
+namespace {
+
+/// The engine's canonical order of enabled actions as one number: rank actions rank by rank
+/// (issues by thread, then stream actions by stream), then completions by communicator.
+std::uint64_t canonical_order(const Action& a) {
+  if (a.kind == ActionKind::complete) return (std::uint64_t{1} << 62) | (static_cast<std::uint64_t>(a.lane) << 32);
+  const std::uint64_t stream_action = a.kind == ActionKind::issue ? 0 : 1;
+  return (static_cast<std::uint64_t>(a.rank) << 32) | (stream_action << 31) | a.lane;
+}
+
+std::span<const Action> range_of(std::span<const Action> options, std::uint64_t lo, std::uint64_t hi) {
+  auto key_less = [](const Action& a, std::uint64_t key) { return canonical_order(a) < key; };
+  const auto first = std::lower_bound(options.begin(), options.end(), lo, key_less);
+  const auto last = std::lower_bound(first, options.end(), hi, key_less);
+  return {first, last};
+}
+
+}  // namespace
+
+void TimedStrategy::offer(std::size_t index, const Action& action) {
+  ActorState& actor = actors_[index];
+  actor.touched = refreshes_;
+  // Offered before this step and not the one that ran (on_step disabled that one): keeps its price.
+  if (actor.enabled && actor.action == action) return;
+  price(actor, action);
+  actor.enabled = true;
+  ++actor.generation;
+  heap_.push(Candidate{actor.end_us, canonical_order(action), static_cast<std::uint32_t>(index), actor.generation});
+}
+
+void TimedStrategy::refresh_block(std::span<const Action> block, std::size_t first, std::size_t last) {
+  for (const Action& action : block) offer(actor_index(action), action);
+  for (std::size_t i = first; i < last; ++i) {
+    ActorState& actor = actors_[i];
+    if (actor.enabled && actor.touched != refreshes_) {
+      actor.enabled = false;
+      ++actor.generation;
     }
   }
-  previous_options_.assign(options.begin(), options.end());
-  previous_enabled_at_ = enabled_at_;
-  picked_ = best;
-  if (options[best].kind == ActionKind::complete) picked_members_ = engine_->joined_members(options[best].lane);
-  picked_start_us_ = best_start;
-  picked_end_us_ = best_end;
+}
+
+std::size_t TimedStrategy::pick(ChoiceKind, std::span<const Action> options) {
+  AMAX_CHECK(engine_ != nullptr, "timed run: pick() before attach() (run it through run_once)");
+  ++refreshes_;
+  if (!primed_) {
+    for (const Action& action : options) offer(actor_index(action), action);
+    primed_ = true;
+  } else {
+    const Engine::Refreshed refreshed = engine_->last_refreshed();
+    for (RankId r : refreshed.ranks) {
+      const std::uint64_t lo = static_cast<std::uint64_t>(r) << 32, hi = static_cast<std::uint64_t>(r + 1) << 32;
+      refresh_block(range_of(options, lo, hi), thread_base_[r], r + 1 < stream_base_.size() ? thread_base_[r + 1] : comm_base_);
+    }
+    if (refreshed.comm) {
+      const std::uint64_t lo = canonical_order(Action{ActionKind::complete, 0, *refreshed.comm});
+      const std::size_t actor = comm_base_ + *refreshed.comm;
+      refresh_block(range_of(options, lo, lo + (std::uint64_t{1} << 32)), actor, actor + 1);
+    }
+  }
+  // The earliest end among the offered actions; entries whose actor moved on are dropped.
+  while (!heap_.empty()) {
+    const Candidate& top = heap_.top();
+    const ActorState& actor = actors_[top.actor];
+    if (actor.enabled && actor.generation == top.generation) break;
+    heap_.pop();
+  }
+  AMAX_CHECK(!heap_.empty(), "timed run: options the strategy never priced");
+  const std::size_t chosen_actor = heap_.top().actor;
+  const ActorState& chosen = actors_[chosen_actor];
+  const auto it = std::lower_bound(options.begin(), options.end(), canonical_order(chosen.action),
+                                   [](const Action& a, std::uint64_t key) { return canonical_order(a) < key; });
+  AMAX_CHECK(it != options.end() && *it == chosen.action, "timed run: the priced action is not among the options");
+  const std::size_t best = static_cast<std::size_t>(it - options.begin());
+  if (chosen.action.kind == ActionKind::complete) picked_members_ = engine_->joined_members(chosen.action.lane);
+  picked_actor_ = chosen_actor;
+  picked_start_us_ = chosen.start_us;
+  picked_end_us_ = chosen.end_us;
   return best;
 }
 
@@ -127,15 +239,10 @@ void TimedStrategy::on_step(const Step& step) {
       }
       break;
   }
-  const std::uint64_t actor = actor_key(action);
-  bool found = false;
-  for (auto& [key, time] : lane_free_) {
-    if (key == actor) {
-      time = end;
-      found = true;
-    }
-  }
-  if (!found) lane_free_.emplace_back(actor, end);
+  ActorState& actor = actors_[picked_actor_];
+  actor.lane_free_us = end;
+  actor.enabled = false;  // its next action is priced afresh
+  ++actor.generation;
   last_end_us_ = end;
   run_.steps.push_back(StepTiming{start, end});
   run_.makespan_us = std::max(run_.makespan_us, end);

@@ -11,12 +11,32 @@
 /// what it costs from the CostModel; the strategy keeps no copy of the engine's queues,
 /// program counters or rendezvous, only the times it assigned.
 ///
+/// Bookkeeping is per actor, in flat arrays indexed by a dense actor number: an actor has at
+/// most one enabled action at a time (a thread's next issue, a stream's head op, a
+/// communicator's pending completion), so an action's start and end are priced once, when it
+/// is first seen enabled, and kept while it stays enabled (its lane cannot change meanwhile:
+/// only its own step moves it). After the first pick, only the actions of the ranks and the
+/// communicator the engine refreshed (Engine::last_refreshed) are looked at, found in the
+/// canonically ordered options by binary search; the priced actions sit in a min-heap by
+/// (end, canonical order), stale entries dropped as they surface. A step then costs
+/// O(touched log n), not O(enabled).
+///
+/// Contention: a completion priced while other collectives run on one of its ranks shares the
+/// bandwidth with them while both transfer: its transfer takes longer by the others' transfer
+/// time left (at most its own), so a tiny collective beside a large one costs the large one
+/// next to nothing and is itself slowed by its own transfer (CostModel's header). Each rank
+/// keeps the collectives priced on it that have not ended yet.
+///
+/// Topology: a rank's node follows from the device indices (Rank::device is the local rank:
+/// a device index that does not grow starts a new node), so `--ranks-per-node` places ranks.
+///
 /// The result is a TimedRun: each op's issue interval and execution interval (for a
 /// collective: from its member's join to the collective's completion) and each rank's
 /// iteration time (the end of its last step). Cost metrics (exposed amax latency, queueing
 /// behind gradient buckets) are derived from these by the callers, by op name.
 
 #include <cstdint>
+#include <queue>
 #include <vector>
 
 #include "scheduler/cost_model.h"
@@ -46,7 +66,11 @@ struct TimedRun {
   std::vector<StepTiming> steps;     ///< one per step of the run
   std::vector<double> rank_end_us;   ///< per rank: end of its last step (iteration time)
   double makespan_us = 0;            ///< the largest rank_end_us
+  std::vector<std::uint32_t> rank_node;  ///< per rank: its node (from the device indices)
 };
+
+/// Node of each rank: a device index that does not grow past the previous rank's starts a node.
+std::vector<std::uint32_t> nodes_of_ranks(const Scenario& scenario);
 
 class TimedStrategy final : public Strategy {
  public:
@@ -63,9 +87,38 @@ class TimedStrategy final : public Strategy {
   const TimedRun& timing() const { return run_; }
 
  private:
+  /// One actor's state: its lane's free time and, while its action stays enabled, that
+  /// action's price.
+  struct ActorState {
+    double lane_free_us = 0;
+    bool enabled = false;          ///< its action is among the options
+    std::uint32_t generation = 0;  ///< bumped whenever its heap entry goes stale
+    std::uint64_t touched = 0;     ///< the refresh that last saw it enabled
+    Action action;
+    double start_us = 0;
+    double end_us = 0;
+  };
+  struct Candidate {
+    double end_us = 0;
+    std::uint64_t order = 0;  ///< canonical_order(action): ties go to the earlier option
+    std::uint32_t actor = 0;
+    std::uint32_t generation = 0;
+    bool operator>(const Candidate& o) const { return end_us != o.end_us ? end_us > o.end_us : order > o.order; }
+  };
+  struct Running {
+    double end_us = 0;
+    double transfer_us = 0;  ///< its transfer at the full bandwidth (the tail of its interval)
+    CommId comm = 0;
+  };
+
   const Op& op_at(const OpRef& ref) const;
-  double duration_us(const Action& action) const;
-  double lane_free_us(std::uint64_t actor) const;
+  std::size_t actor_index(const Action& action) const;
+  void price(ActorState& actor, const Action& action);
+  /// Re-prices the options in [lo, hi) whose actor is new or changed; `actors` [first, last) are
+  /// those the block covers (the ones not offered any more are dropped).
+  void refresh_block(std::span<const Action> block, std::size_t first, std::size_t last);
+  void offer(std::size_t index, const Action& action);
+  double complete_us(const Action& action, double start);
   OpTiming& timing_of(const OpRef& ref);
 
   const Scenario& scenario_;
@@ -73,12 +126,16 @@ class TimedStrategy final : public Strategy {
   const Engine* engine_ = nullptr;
   TimedRun run_;
   std::vector<std::vector<std::vector<std::int64_t>>> timing_index_;  ///< [rank][thread][op]
+  std::vector<std::size_t> thread_base_, stream_base_;  ///< dense actor numbers, per rank
+  std::size_t comm_base_ = 0;
+  std::vector<ActorState> actors_;
+  std::vector<std::size_t> comm_nodes_;           ///< per comm: nodes its members span
+  std::vector<std::vector<Running>> running_;     ///< per rank: collectives priced, not yet ended
   std::vector<OpRef> picked_members_;  ///< a picked complete: the members' ops it finishes
-  std::vector<std::pair<std::uint64_t, double>> lane_free_;         ///< (actor, time)
-  std::vector<Action> previous_options_;
-  std::vector<double> previous_enabled_at_;
-  std::vector<double> enabled_at_;
-  std::size_t picked_ = 0;
+  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap_;
+  std::uint64_t refreshes_ = 0;
+  bool primed_ = false;  ///< the first pick scanned every option
+  std::size_t picked_actor_ = ~std::size_t{0};
   double picked_start_us_ = 0;
   double picked_end_us_ = 0;
   double last_end_us_ = 0;

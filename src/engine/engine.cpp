@@ -279,6 +279,13 @@ const std::vector<Action>& Engine::enabled() const {
   return st.enabled;
 }
 
+Engine::Refreshed Engine::last_refreshed() const {
+  const State& st = *state_;
+  if (!st.refreshed_any) return {};
+  if (st.refreshed_members) return Refreshed{std::span<const RankId>(*st.refreshed_members), st.refreshed_comm};
+  return Refreshed{std::span<const RankId>(&st.refreshed_rank, 1), st.refreshed_comm};
+}
+
 const Op* Engine::pending_op(const Action& action) const {
   const State& st = *state_;
   const Scenario& s = st.scenario;

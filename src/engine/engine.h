@@ -28,6 +28,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -145,6 +147,16 @@ class Engine {
   /// The members' ops of the collective communicator `comm` completes next, by member index
   /// (only those that joined).
   std::vector<OpRef> joined_members(CommId comm) const;
+  /// What the last apply() recomputed of enabled(): the ranks whose actions it refreshed and
+  /// the communicator whose completion it rechecked (none after an issue or execute). Every
+  /// other action of enabled() is the one it was before that step (enabledness depends only
+  /// on the acting rank's own state and the rendezvous), so a strategy that keeps per-action
+  /// state (timed) need not rescan the whole list. Empty before the first step.
+  struct Refreshed {
+    std::span<const RankId> ranks;
+    std::optional<CommId> comm;
+  };
+  Refreshed last_refreshed() const;
 
   std::size_t steps() const;
   const Scenario& scenario() const;

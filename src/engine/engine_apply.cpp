@@ -363,12 +363,21 @@ Step Engine::apply(const Action& requested) {
   }
   ++st.step;
   // Enabledness depends only on the acting rank's own state, plus rendezvous for collectives.
+  st.refreshed_any = true;
+  st.refreshed_members = nullptr;
+  st.refreshed_comm.reset();
   if (action.kind == ActionKind::complete) {
     refresh_comm(st, action.lane);
     for (RankId member : st.scenario.comms[action.lane].members) refresh_rank(st, member);
+    st.refreshed_members = &st.scenario.comms[action.lane].members;
+    st.refreshed_comm = action.lane;
   } else {
     refresh_rank(st, action.rank);
-    if (action.kind == ActionKind::join) refresh_comm(st, step.comm);
+    st.refreshed_rank = action.rank;
+    if (action.kind == ActionKind::join) {
+      refresh_comm(st, step.comm);
+      st.refreshed_comm = step.comm;
+    }
   }
   return step;
 }

@@ -128,6 +128,12 @@ struct Engine::State {
   mutable std::vector<Action> enabled;
   mutable bool enabled_valid = false;  ///< false until the first full computation
   std::vector<Action> fresh;  ///< refresh_rank's scratch list, kept to avoid an allocation per step
+  /// The last apply()'s refresh (Engine::last_refreshed): one acting rank, or a completed
+  /// collective's members (refreshed_members), and the communicator rechecked.
+  RankId refreshed_rank = 0;
+  const std::vector<RankId>* refreshed_members = nullptr;
+  bool refreshed_any = false;
+  std::optional<CommId> refreshed_comm;
   /// Lane names ("thread main", "stream compute", "comm dp"), built once: every issue, execute
   /// and join names its lane for the observers.
   std::vector<std::vector<std::string>> thread_lanes;  ///< per rank, per thread

@@ -72,12 +72,20 @@ void complete_collective(const std::vector<const Joined*>& members, std::vector<
     auto in = view(ranks[j->rank].buffers, j->op->reads.at(0));
     inputs.emplace_back(in.begin(), in.end());
   }
-  auto reduced = [&] {
-    std::vector<float> acc = inputs.front();
+  // Reduced once for every member (a per-member reduction made a DP-n all-reduce O(n^2) in
+  // the elements, themselves O(n) for gradient buckets).
+  std::vector<float> reduction;
+  bool reduction_done = false;
+  auto reduced = [&]() -> const std::vector<float>& {
+    if (reduction_done) return reduction;
+    reduction = inputs.front();
     for (std::size_t i = 1; i < m; ++i) {
-      for (std::size_t k = 0; k < acc.size() && k < inputs[i].size(); ++k) acc[k] = reduce(op.reduce, acc[k], inputs[i][k]);
+      for (std::size_t k = 0; k < reduction.size() && k < inputs[i].size(); ++k) {
+        reduction[k] = reduce(op.reduce, reduction[k], inputs[i][k]);
+      }
     }
-    return acc;
+    reduction_done = true;
+    return reduction;
   };
   for (std::size_t i = 0; i < m; ++i) {
     auto out = view(ranks[members[i]->rank].buffers, members[i]->op->writes.at(0));
@@ -88,7 +96,7 @@ void complete_collective(const std::vector<const Joined*>& members, std::vector<
         for (const auto& in : inputs) result.insert(result.end(), in.begin(), in.end());
         break;
       case OpKind::reduce_scatter: {
-        auto full = reduced();
+        const auto& full = reduced();
         const std::size_t c = out.size();
         result.assign(full.begin() + static_cast<long>(std::min(full.size(), i * c)),
                       full.begin() + static_cast<long>(std::min(full.size(), (i + 1) * c)));

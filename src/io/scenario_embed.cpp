@@ -5,7 +5,7 @@
 
 namespace amaxcheck {
 
-std::optional<nlohmann::json> embed_scenario(const Scenario& scenario) { return scenario_to_json(scenario); }
+std::optional<nlohmann::json> embed_scenario(const Scenario& scenario) { return scenario_to_json(scenario, false); }
 
 Scenario unembed_scenario(const nlohmann::json& embedded, const std::string& where) {
   // Traces embed the full form only; a protocol form would be built here, at any size, from

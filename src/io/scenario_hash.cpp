@@ -9,7 +9,7 @@
 namespace amaxcheck {
 
 std::string scenario_hash(const Scenario& scenario) {
-  nlohmann::json canonical = scenario_to_json(scenario);
+  nlohmann::json canonical = scenario_to_json(scenario, false);
   canonical.erase("source");
   std::uint64_t hash = 0xcbf29ce484222325ULL;
   for (const char c : canonical.dump()) {

@@ -16,7 +16,9 @@
 namespace amaxcheck {
 
 /// The full, explicit form of a scenario (always written out in full, never as a protocol).
-nlohmann::json scenario_to_json(const Scenario& scenario);
+/// Without `cost_sizes` the ops' `cost_bytes` / `cost_flops` are left out: a trace embeds and
+/// hashes a scenario that way, since they change nothing an untimed run records.
+nlohmann::json scenario_to_json(const Scenario& scenario, bool cost_sizes = true);
 
 /// Parses either form. `where` names the source (a file path) for error messages; it also
 /// becomes the explicit form's name and source when the document has none. The protocol form

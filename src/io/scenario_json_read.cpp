@@ -72,7 +72,8 @@ OpKind read_kind(const JsonField& field) {
 
 Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::string>& comms) {
   field.allow_only({"kind", "name", "origin", "stream", "event", "comm", "reduce", "dtype", "root", "format", "scale",
-                    "reads", "writes", "values", "flag", "count", "peer", "group", "cost_us", "comment"});
+                    "reads", "writes", "values", "flag", "count", "peer", "group", "cost_us", "cost_bytes", "cost_flops",
+                    "comment"});
   Op op;
   op.kind = read_kind(field.at("kind"));
   if (auto f = field.find("name")) op.name = f->as_string();
@@ -113,6 +114,8 @@ Op read_op(const JsonField& field, const Rank& rank, const std::vector<std::stri
     op.cost_us = f->as_double();
     if (!(op.cost_us >= 0) || op.cost_us > 1e12) f->fail("expected a non-negative cost in microseconds");
   }
+  if (auto f = field.find("cost_bytes")) op.cost_bytes = f->as_uint64();
+  if (auto f = field.find("cost_flops")) op.cost_flops = f->as_uint64();
   return op;
 }
 

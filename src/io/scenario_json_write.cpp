@@ -41,7 +41,7 @@ json range_json(const std::vector<std::string>& buffers, const Range& range) {
   return json{{"buffer", ref(buffers, range.buffer)}, {"offset", range.offset}, {"count", range.count}};
 }
 
-json op_json(const Scenario& s, const Rank& rank, const Op& op) {
+json op_json(const Scenario& s, const Rank& rank, const Op& op, bool cost_sizes) {
   const auto buffers = names_of(rank.buffers);
   json j;
   j["kind"] = to_string(op.kind);
@@ -83,10 +83,12 @@ json op_json(const Scenario& s, const Rank& rank, const Op& op) {
   if (uses(field_flag) || op.flag != 0) j["flag"] = ref(rank.flags, op.flag);
   if (uses(field_count) || op.count != 0) j["count"] = op.count;
   if (op.cost_us != 0) j["cost_us"] = op.cost_us;
+  if (cost_sizes && op.cost_bytes != 0) j["cost_bytes"] = op.cost_bytes;
+  if (cost_sizes && op.cost_flops != 0) j["cost_flops"] = op.cost_flops;
   return j;
 }
 
-json rank_json(const Scenario& s, const Rank& rank) {
+json rank_json(const Scenario& s, const Rank& rank, bool cost_sizes) {
   json j;
   j["name"] = rank.name;
   j["device"] = rank.device;
@@ -103,7 +105,7 @@ json rank_json(const Scenario& s, const Rank& rank) {
   j["threads"] = json::array();
   for (const Thread& t : rank.threads) {
     json program = json::array();
-    for (const Op& op : t.program) program.push_back(op_json(s, rank, op));
+    for (const Op& op : t.program) program.push_back(op_json(s, rank, op, cost_sizes));
     j["threads"].push_back(json{{"name", t.name}, {"program", std::move(program)}});
   }
   return j;
@@ -137,7 +139,7 @@ void pretty(const json& v, std::string& out, int indent) {
 
 }  // namespace
 
-json scenario_to_json(const Scenario& s) {
+json scenario_to_json(const Scenario& s, bool cost_sizes) {
   json j;
   j["name"] = s.name;
   j["source"] = s.source;
@@ -145,7 +147,7 @@ json scenario_to_json(const Scenario& s) {
   j["comms"] = json::array();
   for (const Communicator& c : s.comms) j["comms"].push_back(json{{"name", c.name}, {"members", c.members}});
   j["ranks"] = json::array();
-  for (const Rank& rank : s.ranks) j["ranks"].push_back(rank_json(s, rank));
+  for (const Rank& rank : s.ranks) j["ranks"].push_back(rank_json(s, rank, cost_sizes));
   j["checks"] = json::array();
   for (const ReplicaCheck& check : s.checks) {
     json replicas = json::array();

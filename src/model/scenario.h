@@ -105,6 +105,11 @@ struct Op {
   std::uint32_t flag = 0;     ///< host_signal / host_wait: index into Rank::flags
   std::uint32_t count = 0;    ///< host_wait: signals required
   double cost_us = 0;         ///< timed runs: kernel duration; 0 = the cost model's default
+  /// Timed runs: what the op stands for beyond the few values the simulator carries. A
+  /// collective's bytes per member (0 = its largest buffer's), a kernel's floating-point
+  /// operations (0 = none given). They change no value, hazard or schedule of an untimed run.
+  std::uint64_t cost_bytes = 0;
+  std::uint64_t cost_flops = 0;
 };
 
 struct Buffer {

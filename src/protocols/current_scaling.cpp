@@ -44,8 +44,7 @@ void ProgramGenerator::current_forward_module(RankState& rs, ThreadId thread, st
                                               const std::string& what) {
   for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) current_quantize(rs, thread, a, m, Direction::forward, t, what);
   rs.writer.emit(thread,
-                 fill_op(rs.compute, rs.writer.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f),
-                         knobs_.gemm_us),
+                 gemm(fill_op(rs.compute, rs.writer.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
                  "gemm_fwd", origin(a, m, what + " GEMM"));
 }
 
@@ -55,8 +54,7 @@ void ProgramGenerator::current_backward_module(RankState& rs, std::uint32_t a, s
     current_quantize(rs, rs.autograd, a, m, Direction::backward, t, "backward");
   }
   rs.writer.emit(rs.autograd,
-                 fill_op(rs.compute, rs.writer.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f),
-                         knobs_.gemm_us),
+                 gemm(fill_op(rs.compute, rs.writer.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f))),
                  "gemm_dgrad", origin(a, m, "backward dgrad GEMM"));
 }
 

@@ -88,7 +88,7 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
                             Fp8Format::e4m3),
            "cast_fwd", fmt::format("{} (tensor {})", where, t));
   }
-  w.emit(rs.main, fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f), knobs_.gemm_us),
+  w.emit(rs.main, gemm(fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
          "gemm_fwd", where + " GEMM");
   if (registers) rs.pending[0][m] = Pending{global, slot, a};
 }
@@ -120,7 +120,7 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
              "cast_fwd", fmt::format("{} (tensor {})", again, t));
     }
     w.emit(rs.autograd,
-           fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f), knobs_.gemm_us),
+           gemm(fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
            "gemm_fwd", again + " GEMM");
   }
   for (std::uint32_t t = 0; t < knobs_.bwd_tensors; ++t) {
@@ -138,7 +138,7 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
                    Fp8Format::e5m2),
            "cast_bwd", fmt::format("{} (tensor {})", where, t));
   }
-  w.emit(rs.autograd, fill_op(rs.compute, w.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f), knobs_.gemm_us),
+  w.emit(rs.autograd, gemm(fill_op(rs.compute, w.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f))),
          "gemm_dgrad", where + " dgrad GEMM");
   rs.pending[1][m] = Pending{global, slot, a};
 }

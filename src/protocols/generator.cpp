@@ -216,9 +216,9 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
       std::uint32_t bucket = 0;
       while (bucket_position(bucket, rs.module_count) < p) ++bucket;
       w.emit(rs.autograd,
-             fill_op(rs.compute, w.whole(rs.buckets[bucket]),
+             gemm(fill_op(rs.compute, w.whole(rs.buckets[bucket]),
                      std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
-                     knobs_.gemm_us),
+                     0)),
              "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
     }
     const bool reduce_here = delayed() && registers && m == registered.back();
@@ -247,10 +247,10 @@ void ProgramGenerator::write_buckets(RankState& rs, std::uint32_t a, std::uint32
     const bool scatter = knobs_.grad_op == GradOp::reduce_scatter;
     const Range in = w.whole(rs.buckets[b]);
     const Range out = scatter ? w.whole(rs.shards[b]) : in;
-    w.emit(rs.autograd,
-           collective_op(scatter ? OpKind::reduce_scatter : OpKind::all_reduce, rs.grad, *rs.grad_comm,
-                         ReduceOp::sum, in, out),
-           fmt::format("grad_bucket_{}", b), where);
+    Op bucket = collective_op(scatter ? OpKind::reduce_scatter : OpKind::all_reduce, rs.grad, *rs.grad_comm,
+                              ReduceOp::sum, in, out);
+    bucket.cost_bytes = bucket_cost_bytes();
+    w.emit(rs.autograd, std::move(bucket), fmt::format("grad_bucket_{}", b), where);
   }
 }
 
@@ -263,6 +263,28 @@ void ProgramGenerator::write_optimizer(RankState& rs, std::uint32_t iter) {
     w.emit(rs.main, copy_op(rs.compute, from, to), "optimizer_step",
            fmt::format("iter {} / optimizer step (bucket {})", iter, b));
   }
+}
+
+// A module stands for one transformer layer: QKV, projection and the two MLP GEMMs hold
+// 4h^2 + 8h^2 parameters; each of its GEMMs (forward, dgrad, wgrad) costs 2 * tokens * 12h^2.
+std::uint64_t ProgramGenerator::layer_params() const {
+  const std::uint64_t h = knobs_.hidden;
+  return 12 * h * h;
+}
+
+Op ProgramGenerator::gemm(Op fill) const {
+  if (knobs_.hidden == 0) {
+    fill.cost_us = knobs_.gemm_us;
+  } else {
+    fill.cost_flops = 2 * static_cast<std::uint64_t>(knobs_.tokens) * layer_params();
+  }
+  return fill;
+}
+
+std::uint64_t ProgramGenerator::bucket_cost_bytes() const {
+  if (knobs_.hidden == 0) return knobs_.bucket_bytes;
+  const std::uint64_t grad_bytes = knobs_.modules * layer_params() * 4;  // fp32 gradients
+  return (grad_bytes + knobs_.buckets - 1) / knobs_.buckets;
 }
 
 Scenario ProgramGenerator::build() {

@@ -125,6 +125,11 @@ class ProgramGenerator {
                         std::uint32_t tensor, const std::string& what);
 
   bool delayed() const { return knobs_.protocol != ProtocolName::current_scaling; }
+  /// Timed-run costs from the model description: a GEMM kernel's duration (`gemm-us`) or
+  /// FLOPs (`hidden`, `tokens`), and the bytes one gradient bucket stands for.
+  Op gemm(Op fill) const;
+  std::uint64_t bucket_cost_bytes() const;
+  std::uint64_t layer_params() const;
   const char* dir_tag(Direction dir) const { return dir == Direction::forward ? "fwd" : "bwd"; }
 
   ProtocolKnobs knobs_;

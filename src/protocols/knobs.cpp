@@ -199,6 +199,20 @@ std::vector<KnobEntry> make_table() {
     gemm.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.gemm_us)}; };
     table.push_back(std::move(gemm));
   }
+  {
+    KnobEntry bucket;
+    bucket.doc = {"bucket-bytes", "", "1..2^40",
+                  "bytes each gradient bucket stands for in timed runs (DDP's 25 MiB; ignored with --hidden)"};
+    bucket.set = [](ProtocolKnobs& k, const std::string& v) {
+      return assign(knobs::parse_uint(v, 1, std::uint64_t{1} << 40), k.bucket_bytes);
+    };
+    bucket.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{fmt::format("{}", k.bucket_bytes)}; };
+    table.push_back(std::move(bucket));
+  }
+  table.push_back(uint_knob("hidden", &ProtocolKnobs::hidden, 0, 65536,
+                            "timed runs: hidden size of the layer each module stands for (0 = none: --gemm-us and "
+                            "--bucket-bytes); GEMM FLOPs and bucket bytes follow from it"));
+  table.push_back(uint_knob("tokens", &ProtocolKnobs::tokens, 1, 1u << 24, "timed runs: tokens per microbatch (with --hidden)"));
   const ProtocolKnobs defaults;
   for (KnobEntry& entry : table) {
     const auto shown = entry.show(defaults);

@@ -183,6 +183,14 @@ struct ProtocolKnobs {
   std::uint32_t bwd_tensors = 1;  ///< ... and in backward (grad output)
   std::uint32_t grad_elems = 2;   ///< gradient elements per DP member per bucket
   double gemm_us = 100;           ///< cost of one GEMM kernel, for timed runs
+  /// Timed runs: the bytes each gradient bucket stands for (DDP's bucket_cap_mb, 25 MiB), as
+  /// the simulator carries only `grad-elems` values per member.
+  std::uint64_t bucket_bytes = 25ull << 20;
+  /// Timed runs: a model shape. With `hidden` > 0 each FP8 module stands for one transformer
+  /// layer (12 hidden^2 parameters): its GEMMs cost 2 * tokens * 12 hidden^2 FLOPs each (instead
+  /// of `gemm-us`) and the buckets share its fp32 gradients evenly (instead of `bucket-bytes`).
+  std::uint32_t hidden = 0;
+  std::uint32_t tokens = 4096;  ///< tokens per microbatch (with `hidden`)
 };
 
 /// One knob as documented by `amaxcheck protocols` and accepted by set_knob.

@@ -15,6 +15,7 @@ namespace {
 
 TEST(CostModel, collectives_cost_alpha_plus_beta_times_bytes_times_the_ring_factor) {
   CostModel cost;
+  cost.topology = *topology_preset("flat");
   cost.alpha_us = 10;
   cost.beta_us_per_byte = 0.5;
   Op op;
@@ -71,6 +72,7 @@ TEST(Timed, ops_run_in_end_time_order_and_each_rank_gets_its_iteration_time) {
 TEST(Timed, a_slower_collective_lengthens_the_iteration) {
   const Scenario s = testing::wait_after_copy(2, false);
   CostModel fast, slow;
+  fast.topology = slow.topology = *topology_preset("flat");
   slow.alpha_us = fast.alpha_us + 100;
   TimedStrategy a(s, fast), b(s, slow);
   run_once(s, a);

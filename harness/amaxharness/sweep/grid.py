@@ -55,7 +55,7 @@ DEFAULT_SAFETY = {"strategy": "random", "runs": 100, "seed": 1, "keep_going": Fa
 DEFAULT_TIMED = {"strategy": "timed", "runs": 1, "seed": 1, "keep_going": False, "args": [],
                  "skip": False}
 TOP_LEVEL_KEYS = {"name", "title", "description", "x", "design", "axes", "fixed", "exclude",
-                  "safety", "timed", "point_timeout_s"}
+                  "safety", "timed", "point_timeout_s", "answer"}
 
 
 @dataclasses.dataclass
@@ -97,6 +97,9 @@ class Grid:
     point_timeout_s: float
     source: str
     exclude: list = dataclasses.field(default_factory=list)  # Rules whose `when` drops a point
+    # The seed question's answer (report.answer): `x` (the x value it is stated at), `bucket`
+    # (the bucket-size knob) and named design conditions; empty = no answer section.
+    answer: dict = dataclasses.field(default_factory=dict)
 
     def points(self) -> list[dict]:
         """The cartesian product of the axes, first axis slowest, in a stable order, less the
@@ -327,8 +330,11 @@ def build_grid(doc: dict, source: str, overrides: list[tuple[str, list]]) -> Gri
     for key in ("name", "title", "description"):
         if key in doc and not isinstance(doc[key], str):
             raise InputError(f"{source}: {key}: expected a string")
+    answer = doc.get("answer", {})
+    if not isinstance(answer, dict):
+        raise InputError(f"{source}: answer: expected a table of design conditions")
     name = doc.get("name", "sweep")
-    return Grid(name=name, title=doc.get("title", name), description=doc.get("description", ""),
+    return Grid(answer=answer, name=name, title=doc.get("title", name), description=doc.get("description", ""),
                 axes=axes, x=x, design=design, safety=safety, timed=timed,
                 point_timeout_s=float(timeout), source=source, exclude=exclude)
 

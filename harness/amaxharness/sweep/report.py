@@ -109,6 +109,78 @@ def span(rows: list[Row], attr: str, fmt) -> str:
     return f"{fmt(values[0])} → {fmt(values[-1])}"
 
 
+def _matching(rows: list[Row], condition: dict) -> list[Row]:
+    return [r for r in rows if all(r.point.get(k) == v for k, v in condition.items())]
+
+
+def _safety_words(rows: list[Row]) -> str:
+    rows = [r for r in rows if r.verdict != "skipped"]  # points with a timed run only
+    hazards = sorted({k for r in rows if r.verdict == "hazard" for k in r.hazard_kinds})
+    if hazards:
+        return "hazardous (" + ", ".join(hazards) + ")"
+    if rows and all(r.verdict == "proven_clean" for r in rows):
+        return "proven clean"
+    if rows and all(r.verdict in ("proven_clean", "no_hazard_found") for r in rows):
+        return "clean in every sampled run"
+    return "not settled (some runs inconclusive or failed)"
+
+
+def answer(grid: Grid, rows: list[Row]) -> list[str]:
+    """The seed question answered in sentences, from the grid's `answer` table: the shared vs
+    the separate communicator at one x value and bucket size, and the safety of the launch
+    order under each kernel concurrency. Every number comes from the rows."""
+    spec = grid.answer
+    x, bucket_key = grid.x, spec.get("bucket")
+    if not spec or not x:
+        return []
+    buckets = grid.axes.get(bucket_key, [None]) if bucket_key else [None]
+    at = spec.get("x", grid.axes[x][-1])
+    lines = ["## The answer", ""]
+    for bucket in buckets:
+        def one(name):
+            cond = dict(spec.get(name, {}), **{x: at})
+            if bucket_key:
+                cond[bucket_key] = bucket
+            found = _matching(rows, cond)
+            return found[0] if found else None
+        shared, separate, serialized = one("shared"), one("separate"), one("separate_serialized")
+        size = human_bytes(bucket) if bucket is not None else "the default"
+        if not (shared and separate) or shared.exposed_amax_latency_us is None \
+                or separate.exposed_amax_latency_us is None:
+            lines += [f"- With {size} buckets at {x} {at}: no cost figures for both designs.", ""]
+            continue
+        it_change = 100.0 * (separate.iteration_time_us - shared.iteration_time_us) / \
+            shared.iteration_time_us
+        sentence = (f"- At {x} {at} with {size} gradient buckets, the separate amax communicator "
+                    f"changes the exposed amax latency from {shared.exposed_amax_latency_us:.1f} µs "
+                    f"to {separate.exposed_amax_latency_us:.1f} µs and the time the amax "
+                    f"reduction queues behind gradient buckets from {shared.amax_queued_us:.1f} µs "
+                    f"to {separate.amax_queued_us:.1f} µs per rank and iteration; the iteration "
+                    f"takes {shared.iteration_time_us:.1f} µs shared and "
+                    f"{separate.iteration_time_us:.1f} µs separate ({it_change:+.1f}%). It costs "
+                    f"{human_bytes(separate.extra_comm_memory_bytes)} of device memory per GPU.")
+        if serialized and serialized.amax_queued_us is not None:
+            sentence += (f" With serialized kernels the separate communicator's reduction queues "
+                         f"{serialized.amax_queued_us:.1f} µs behind the buckets again, as on the "
+                         f"shared one.")
+        lines += [sentence, ""]
+    groups = {name: [r for r in _matching(rows, spec.get(name, {}))]
+              for name in ("order_concurrent", "order_serialized", "shared_order", "after_copy")}
+    if groups["order_concurrent"] and groups["order_serialized"]:
+        lines += [f"- With a rank-dependent launch order of the backward amax reduction, the "
+                  f"separate communicator is {_safety_words(groups['order_concurrent'])} with "
+                  f"concurrent kernels (NCCL >= 2.26, CUDA >= 12.3) and "
+                  f"{_safety_words(groups['order_serialized'])} with serialized kernels: it "
+                  f"fixes the matching, not the order across communicators on one device.", ""]
+    if groups["shared_order"]:
+        lines += [f"- On the shared communicator that order is "
+                  f"{_safety_words(groups['shared_order'])}.", ""]
+    if groups["after_copy"]:
+        lines += [f"- Waiting after the copy-back is {_safety_words(groups['after_copy'])} on any "
+                  f"communicator: the fix is to wait before copying.", ""]
+    return lines
+
+
 def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str) -> str:
     x = grid.x
     out = [f"# {grid.title}", ""]
@@ -134,6 +206,7 @@ def to_markdown(grid: Grid, rows: list[Row], plots: list[str], program_note: str
     compute_s = sum((r.safety_wall_s or 0) + (r.timed_wall_s or 0) for r in rows)
     out += [f"Program: {program_note}; {compute_s:.0f} s of compute over all runs.", ""]
 
+    out += answer(grid, rows)
     span_note = f" ({x} = {grid.axes[x][0]} → {grid.axes[x][-1]})" if x else ""
     out += ["## Findings per design", ""]
     body = []
