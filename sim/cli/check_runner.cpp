@@ -30,7 +30,7 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
   if (outcome.result.first_failure) {
     outcome.trace_path = request.trace_out.empty()
                              ? fmt::format("out/traces/{}-{}-seed{}.jsonl", slug(scenario.name),
-                                           sched::to_string(request.explore.strategy), request.explore.seed)
+                                           request.explore.strategy, request.explore.seed)
                              : request.trace_out;
     const auto parent = std::filesystem::path(outcome.trace_path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);

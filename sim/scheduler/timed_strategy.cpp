@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "scheduler/explore.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {
@@ -139,6 +140,34 @@ void TimedStrategy::on_step(const Step& step) {
   last_end_us_ = end;
   run_.steps.push_back(StepTiming{start, end});
   run_.makespan_us = std::max(run_.makespan_us, end);
+}
+
+void TimedStrategy::end_run(const RunResult& run) { keep_timing_ = run.outcome != RunOutcome::step_limit; }
+
+void TimedStrategy::report(ExploreResult& result) const {
+  if (keep_timing_) result.timing = run_;
+}
+
+namespace {
+constexpr StrategyParam params[] = {
+    {"launch-us", ParamType::number, "4", "host cost of launching a device op"},
+    {"kernel-us", ParamType::number, "10", "default kernel duration (fill, cast)"},
+    {"alpha-us", ParamType::number, "8", "per-collective latency"},
+    {"bus-gbps", ParamType::positive_number, "100", "collective bus bandwidth in GB/s"},
+    {"collective-algo", ParamType::choice, "ring", "ring | tree", "ring|tree"},
+};
+}  // namespace
+
+std::span<const StrategyParam> timed_params() { return params; }
+
+std::unique_ptr<Strategy> make_timed_strategy(const StrategySetup& setup) {
+  CostModel cost;
+  cost.launch_overhead_us = setup.number("launch-us");
+  cost.kernel_default_us = setup.number("kernel-us");
+  cost.alpha_us = setup.number("alpha-us");
+  cost.beta_us_per_byte = 1.0 / (setup.number("bus-gbps") * 1000.0);
+  cost.algo = setup.choice("collective-algo") == "tree" ? CollectiveAlgo::tree : CollectiveAlgo::ring;
+  return std::make_unique<TimedStrategy>(setup.scenario, cost);
 }
 
 }  // namespace amaxcheck::sched

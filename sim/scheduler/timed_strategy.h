@@ -15,12 +15,17 @@
 /// collective: from its member's join to the collective's completion) and each rank's
 /// iteration time (the end of its last step). Cost metrics (exposed amax latency, queueing
 /// behind gradient buckets) are derived from these by the callers, by op name.
+///
+/// As an exploration's strategy (the table's "timed", parameters --launch-us, --kernel-us,
+/// --alpha-us, --bus-gbps, --collective-algo) it runs once and reports its TimedRun.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "scheduler/cost_model.h"
 #include "scheduler/strategy.h"
+#include "scheduler/strategy_params.h"
 
 namespace amaxcheck::sched {
 
@@ -61,6 +66,10 @@ class TimedStrategy final : public Strategy {
   StepDetail step_needs() const override { return StepDetail{false, false, false}; }
 
   const TimedRun& timing() const { return run_; }
+  void end_run(const RunResult& run) override;
+  /// The run's TimedRun, unless the step cap cut the run (its figures would measure a run that
+  /// never ended).
+  void report(ExploreResult& result) const override;
 
  private:
   const Op& op_at(const OpRef& ref) const;
@@ -82,6 +91,11 @@ class TimedStrategy final : public Strategy {
   double picked_start_us_ = 0;
   double picked_end_us_ = 0;
   double last_end_us_ = 0;
+  bool keep_timing_ = false;  ///< the run ended, not at its step cap
 };
+
+/// The strategy table's "timed": its parameters (the cost model's) and its factory.
+std::span<const StrategyParam> timed_params();
+std::unique_ptr<Strategy> make_timed_strategy(const StrategySetup& setup);
 
 }  // namespace amaxcheck::sched
