@@ -34,7 +34,7 @@ struct RunSummary {
   std::vector<Hazard> hazards;
   /// For a run with hazards that may be the first failing one: what reproduces it (the run's
   /// choices only, no steps; the index is set when it is merged).
-  std::optional<FailingRun> failing;
+  std::unique_ptr<FailingRun> failing;
 };
 
 class Merger {
@@ -137,7 +137,8 @@ class Block {
         failed = !run.hazards.empty() && run.outcome != RunOutcome::stopped;
         RunSummary& summary = summaries_[i - begin_];
         if (failed && capture_ && i < lowest_failing_.load()) {
-          summary.failing = FailingRun{0, strategy.seed(), strategy.name(), strategy.parameters(), RunResult{}};
+          summary.failing = std::make_unique<FailingRun>(
+              FailingRun{0, strategy.seed(), strategy.name(), strategy.parameters(), RunResult{}});
           summary.failing->run.choices = std::move(run.choices);
         }
         summary.outcome = run.outcome;
@@ -168,8 +169,8 @@ class Block {
       const std::uint64_t index = i - stopped;
       const bool failed = merger.add(index, summary);
       if (failed && !first_failure) {
-        AMAX_CHECK(summary.failing.has_value(), "explore: the first failing run was not kept");
-        first_failure = std::move(summary.failing);
+        AMAX_CHECK(summary.failing != nullptr, "explore: the first failing run was not kept");
+        first_failure = std::move(*summary.failing);
         first_failure->index = index;
       }
       if (failed && options.stop_at_first) {
@@ -223,7 +224,9 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   std::optional<FailingRun> first_failure;
   std::uint64_t stopped = 0;
   std::atomic<std::uint64_t> runs_done{0};
-  const std::uint64_t block_size = std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
+  // Small blocks for one worker (an exploration of a few runs pays for no more), large ones
+  // for several (each block ends with every worker waiting for the slowest).
+  const std::uint64_t block_size = jobs == 1 ? 32 : std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
   for (std::uint64_t begin = 0;; begin += block_size) {
     Block block(begin, begin + block_size, !first_failure);
     auto work = [&](Strategy& strategy) { block.work(strategy, scenario, options, run_options, clock, runs_done); };
