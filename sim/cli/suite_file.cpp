@@ -104,10 +104,10 @@ SuiteCase read_case(const JsonField& c, const std::string& where, const std::str
   out.explore = read_explore(c);
   out.expect = read_expectation(c.at("expect"));
   if (out.expect.verdict == Expectation::Verdict::proven_clean &&
-      sched::coverage_of(out.explore.strategy) != sched::Coverage::exhaustive) {
+      sched::strategy_entry(out.explore.strategy).coverage != sched::Coverage::exhaustive) {
     c.at("expect").fail(fmt::format("only an exhaustive search proves a design clean; strategy {} samples "
                                     "(expect \"no_hazard_found\", or use \"strategy\": \"exhaustive\")",
-                                    sched::to_string(out.explore.strategy)));
+                                    out.explore.strategy));
   }
   const std::string check = "amaxcheck check ";
   if (auto file = c.find("scenario_file")) {
