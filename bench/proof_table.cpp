@@ -60,9 +60,9 @@ std::string run_row(const Row& row, double seconds, std::uint64_t max_schedules)
   bool timed_out = false;
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  while (search.begin_run()) {
+  for (std::uint64_t i = 0; search.begin_run(i); ++i) {
     const RunResult run = run_once(scenario, search, run_options);
-    search.end_run(run.outcome == RunOutcome::stuck);
+    search.end_run(run);
     if (run.outcome != RunOutcome::stopped) {
       steps = run.step_count;
       if (run.has_hazard()) ++hazards;

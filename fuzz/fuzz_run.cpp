@@ -24,9 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!fuzz::small_enough(scenario) || sched::expected_steps(scenario) > 20000) return 0;
   for (const sched::StrategyEntry& entry : sched::strategy_table()) {
     sched::ExploreOptions options;
-    options.strategy = entry.kind;
+    options.strategy = entry.name;
     options.runs = 3;
-    options.exhaustive.max_schedules = 16;
+    options.args.set("max-schedules", 16);
     const sched::ExploreResult result = sched::explore(scenario, options);
     if (!result.first_failure) continue;
     const sched::TimedRun* timing = result.timing ? &*result.timing : nullptr;

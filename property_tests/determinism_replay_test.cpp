@@ -31,9 +31,9 @@ ProtocolCase any_case(std::uint32_t max_world = 8) {
 
 sched::Trace trace_of(const ObservedRun& run) {
   sched::ExploreOptions options;
-  options.strategy = run.schedule.kind;
+  options.strategy = run.schedule.strategy;
   options.seed = run.schedule.seed;
-  options.pct_depth = run.schedule.depth;
+  options.args.set("depth", run.schedule.depth);
   options.run.engine = run.engine;
   const sched::FailingRun as_run{0, sched::run_seed(run.schedule.seed, 0), run.strategy_name, run.strategy_parameters, run.run};
   return sched::failure_trace(run.scenario, options, as_run);

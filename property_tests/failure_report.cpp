@@ -64,9 +64,9 @@ std::string failure_report(const std::string& property, const ObservedRun& run, 
     save_scenario_file(run.scenario, scenario_file);
     text += fmt::format("  scenario: amaxcheck check {} {}\n", scenario_file, schedule_args(run.schedule));
     sched::ExploreOptions options;
-    options.strategy = run.schedule.kind;
+    options.strategy = run.schedule.strategy;
     options.seed = run.schedule.seed;
-    options.pct_depth = run.schedule.depth;
+    options.args.set("depth", run.schedule.depth);
     options.run.engine = run.engine;
     const sched::FailingRun failing{0, sched::run_seed(run.schedule.seed, 0), run.strategy_name,
                                     run.strategy_parameters, run.run};

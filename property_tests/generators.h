@@ -34,7 +34,7 @@ namespace amaxcheck::props {
 
 /// How one run is scheduled: run 0 of `amaxcheck check --strategy K --seed S --depth D`.
 struct Schedule {
-  sched::StrategyKind kind = sched::StrategyKind::random;
+  std::string strategy = "random";  ///< "random" or "pct"
   std::uint64_t seed = 0;
   std::uint32_t depth = 3;  ///< pct only
 };

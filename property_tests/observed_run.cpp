@@ -58,10 +58,12 @@ std::string ObservedRun::describe_hazards() const {
 
 std::unique_ptr<sched::Strategy> make_strategy(const Scenario& scenario, const Schedule& schedule) {
   sched::ExploreOptions options;
-  options.strategy = schedule.kind;
+  options.strategy = schedule.strategy;
   options.seed = schedule.seed;
-  options.pct_depth = schedule.depth;
-  return sched::make_run_strategy(scenario, options, 0);
+  options.args.set("depth", schedule.depth);
+  std::unique_ptr<sched::Strategy> strategy = sched::make_strategy(scenario, options);
+  AMAX_CHECK(strategy->begin_run(0), "a schedule is run 0 of its exploration");
+  return strategy;
 }
 
 ObservedRun observe(Scenario scenario, const Schedule& schedule, const EngineOptions& engine, Values values) {

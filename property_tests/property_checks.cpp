@@ -158,8 +158,8 @@ void check_safe_design_is_clean_exhaustively(const ProtocolKnobs& knobs, std::ui
                                              const EngineOptions& engine) {
   const Scenario scenario = build_protocol(knobs);
   sched::ExploreOptions options;
-  options.strategy = sched::StrategyKind::exhaustive;
-  options.exhaustive.max_schedules = max_schedules;
+  options.strategy = "exhaustive";
+  options.args.set("max-schedules", max_schedules);
   options.run.engine = engine;
   const sched::ExploreResult result = sched::explore(scenario, options);
   RC_TAG(result.coverage_complete ? "every schedule" : "capped");

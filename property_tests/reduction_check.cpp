@@ -47,9 +47,9 @@ Seen search(const Scenario& scenario, const sched::ExhaustiveOptions& options) {
   sched::RunOptions run_options;
   run_options.record_steps = true;
   Seen seen;
-  while (search.begin_run()) {
+  for (std::uint64_t i = 0; search.begin_run(i); ++i) {
     const sched::RunResult run = sched::run_once(scenario, search, run_options);
-    search.end_run(run.outcome == sched::RunOutcome::stuck);
+    search.end_run(run);
     if (run.outcome == sched::RunOutcome::stopped) continue;  // abandoned: covered elsewhere
     ++seen.schedules;
     for (const Hazard& h : run.hazards) seen.hazards.insert(h.key());

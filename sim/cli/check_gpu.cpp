@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "cli/commands.h"
@@ -84,8 +85,12 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
   // On too few GPUs (one process) this is the 1-rank-communicator variant; both backends run it.
   const gpu::FittedScenario fitted = gpu::fit_to_this_machine(requested, launch.exchange.get());
   const Scenario& scenario = fitted.scenario;
-  // The schedule: run 0 of the requested strategy, every step recorded.
-  auto strategy = sched::make_run_strategy(scenario, request.explore, 0);
+  // The schedule: run 0 of the requested strategy, every step recorded (run 0 exists even with
+  // --runs 0: the GPUs replay one schedule).
+  sched::ExploreOptions first = request.explore;
+  first.runs = std::max<std::uint64_t>(first.runs, 1);
+  auto strategy = sched::make_strategy(scenario, first);
+  AMAX_CHECK(strategy->begin_run(0), "the strategy has no run 0");
   sched::RunOptions options = request.explore.run;
   options.record_steps = true;
   const sched::RunResult simulated = sched::run_once(scenario, *strategy, options);
@@ -111,7 +116,7 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     j["process"] = launch.env.world_rank;
     j["processes"] = launch.env.world_size;
     j["launcher"] = launch.env.launcher;
-    j["strategy"] = sched::to_string(request.explore.strategy);
+    j["strategy"] = request.explore.strategy;
     j["seed"] = request.explore.seed;
     j["runs"] = 1;
     j["complete"] = false;

@@ -26,11 +26,11 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
   outcome.result = sched::explore(scenario, request.explore);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sched::TimedRun* timing = outcome.result.timing ? &*outcome.result.timing : nullptr;
-  if (timing) outcome.cost = cost_figures(scenario, *timing, request.explore.cost, request.iterations, request.separate_amax_comm);
+  if (timing) outcome.cost = cost_figures(scenario, *timing, timing->cost, request.iterations, request.separate_amax_comm);
   if (outcome.result.first_failure) {
     outcome.trace_path = request.trace_out.empty()
                              ? fmt::format("out/traces/{}-{}-seed{}.jsonl", slug(scenario.name),
-                                           sched::to_string(request.explore.strategy), request.explore.seed)
+                                           request.explore.strategy, request.explore.seed)
                              : request.trace_out;
     const auto parent = std::filesystem::path(outcome.trace_path).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent);

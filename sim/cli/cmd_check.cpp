@@ -9,6 +9,7 @@
 #include "cli/hazard_report.h"
 #include "cli/junit_xml.h"
 #include "cli/scenario_target.h"
+#include "cli/strategy_options.h"
 #include "cli/verdict_report.h"
 #include "model/split_communicators.h"
 #include "trace/reproduce.h"
@@ -23,12 +24,9 @@ struct CheckArgs {
   std::string strategy = "random";
   std::uint64_t seed = 0;
   std::uint64_t runs = 200;
-  std::uint32_t depth = 3;
+  sched::StrategyArgs strategy_args;  ///< every strategy's parameters given (strategy_options.h)
   unsigned jobs = 1;
   bool keep_going = false;
-  std::uint64_t max_schedules = 0;
-  int preemption_bound = -1;
-  bool no_reduction = false;
   std::size_t max_steps = 0;
   double time_budget_s = 0;
   bool no_progress = false;
@@ -38,62 +36,22 @@ struct CheckArgs {
   bool check_determinism = false;
   std::string backend = "sim";
   bool one_rank_comms = false;
-  sched::CostModel cost;  ///< timed runs
-  std::string topology = "h100-8x-nvlink-ib400";
-  std::string collective_algo = "auto";
-  std::string comm_init = "split";
-  std::uint32_t channels = 0;  ///< 0 = the preset's
-  double alpha_us = -1;  ///< < 0: not given (flat model only)
-  double bus_gbps = -1;
 };
-
-/// The cost model's topology and collective options; --alpha-us / --bus-gbps (the older flat
-/// model's) select the flat topology unless another is named.
-void apply_cost_options(const CheckArgs& args, sched::CostModel& cost) {
-  const bool flat_knobs = args.alpha_us >= 0 || args.bus_gbps >= 0;
-  const std::string topology = flat_knobs && args.topology == CheckArgs{}.topology ? "flat" : args.topology;
-  auto preset = sched::topology_preset(topology);
-  if (!preset) throw InputError(fmt::format("--topology: expected {}, got \"{}\"", sched::topology_preset_names(), topology));
-  if (flat_knobs && !preset->flat) throw InputError("--alpha-us and --bus-gbps belong to --topology flat");
-  cost.topology = *preset;
-  if (args.channels > 0) cost.topology.channels = args.channels;
-  if (args.alpha_us >= 0) cost.alpha_us = args.alpha_us;
-  if (args.bus_gbps >= 0) {
-    if (!(args.bus_gbps > 0)) throw InputError("--bus-gbps: expected a positive bandwidth");
-    cost.beta_us_per_byte = 1.0 / (args.bus_gbps * 1000.0);
-  }
-  if (args.collective_algo == "auto") cost.algo.reset();
-  else if (args.collective_algo == "ring") cost.algo = sched::CollectiveAlgo::ring;
-  else if (args.collective_algo == "tree") cost.algo = sched::CollectiveAlgo::tree;
-  else if (args.collective_algo == "nvls" && !preset->flat) cost.algo = sched::CollectiveAlgo::nvls;
-  else throw InputError(fmt::format("--collective-algo: expected auto|ring|tree|nvls (nvls not flat), got \"{}\"", args.collective_algo));
-  if (args.comm_init == "split-shared") cost.comm_init = sched::CommInit::split_shared;
-  else if (args.comm_init == "split") cost.comm_init = sched::CommInit::split;
-  else if (args.comm_init == "fresh") cost.comm_init = sched::CommInit::fresh;
-  else throw InputError(fmt::format("--comm-init: expected split-shared|split|fresh, got \"{}\"", args.comm_init));
-}
 
 sched::ExploreOptions explore_options(const CheckArgs& args) {
   sched::ExploreOptions o;
-  if (!sched::parse_strategy_kind(args.strategy, o.strategy)) {
-    throw InputError(fmt::format("--strategy: expected {}, got \"{}\"", sched::strategy_choices(), args.strategy));
-  }
+  const sched::StrategyEntry& entry = sched::strategy_entry(args.strategy);
+  sched::check_strategy_args(args.strategy_args);
+  o.strategy = entry.name;
+  o.args = args.strategy_args;
   o.seed = args.seed;
   o.runs = args.runs;
-  o.pct_depth = args.depth;
   o.jobs = std::max(1u, args.jobs);
   o.stop_at_first = !args.keep_going;
-  o.exhaustive.reduction = !args.no_reduction;
-  if (args.max_schedules > 0) o.exhaustive.max_schedules = args.max_schedules;
-  o.cost = args.cost;
-  apply_cost_options(args, o.cost);
-  if (args.preemption_bound >= 0) o.exhaustive.preemption_bound = static_cast<std::uint32_t>(args.preemption_bound);
   o.run.max_steps = args.max_steps;
   if (args.time_budget_s < 0) throw InputError("--time-budget: expected seconds >= 0 (0 = none)");
   if (args.time_budget_s > 0) o.time_budget_s = args.time_budget_s;
-  if (!args.no_progress) {
-    o.progress = stderr_progress(sched::coverage_of(o.strategy) == sched::Coverage::exhaustive ? "schedules" : "runs");
-  }
+  if (!args.no_progress) o.progress = stderr_progress(entry.coverage == sched::Coverage::exhaustive ? "schedules" : "runs");
   return o;
 }
 
@@ -203,11 +161,8 @@ int run(CheckArgs& args) {
   }
   if (args.backend != "sim") throw InputError(fmt::format("--backend: expected sim|gpu, got \"{}\"", args.backend));
   if (args.check_determinism) {
-    for (std::uint64_t i = 0; i < std::max<std::uint64_t>(1, std::min<std::uint64_t>(args.runs, 20)); ++i) {
-      if (auto diff = sched::check_determinism(scenario, request.explore, i)) {
-        throw InternalError(fmt::format("run {} is not deterministic: {}", i, *diff));
-      }
-    }
+    const std::uint64_t runs = std::max<std::uint64_t>(1, std::min<std::uint64_t>(args.runs, 20));
+    if (auto diff = sched::check_determinism(scenario, request.explore, runs)) throw InternalError(*diff);
     if (!args.json) fmt::print("determinism: runs replayed twice gave byte-identical traces\n");
   }
   const CheckOutcome outcome = run_check(scenario, request);
@@ -226,19 +181,11 @@ void register_check(CLI::App& app) {
                "input, 3 internal error, 4 inconclusive)");
   sub->footer(exit_codes_help);
   args->target.add_options(*sub);
-  std::string strategy_help = sched::strategy_choices();
-  for (const sched::StrategyEntry& entry : sched::strategy_table()) {
-    strategy_help += fmt::format("\n  {}: {}", entry.name, entry.help);
-  }
-  sub->add_option("--strategy", args->strategy, strategy_help)->capture_default_str();
+  sub->add_option("--strategy", args->strategy, strategy_option_help())->capture_default_str();
   sub->add_option("--seed", args->seed, "exploration seed")->capture_default_str();
   sub->add_option("--runs", args->runs, "runs for random and pct")->capture_default_str();
-  sub->add_option("--depth", args->depth, "PCT bug depth d")->capture_default_str();
   sub->add_option("--jobs", args->jobs, "worker threads for random and pct (results do not depend on it)")->capture_default_str();
   sub->add_flag("--keep-going", args->keep_going, "continue after the first failing run to collect every distinct hazard");
-  sub->add_option("--max-schedules", args->max_schedules, "exhaustive: cap on schedules (0 = none)");
-  sub->add_option("--preemption-bound", args->preemption_bound, "exhaustive: preemption bound (-1 = none)");
-  sub->add_flag("--no-reduction", args->no_reduction, "exhaustive: visit every interleaving (no partial-order reduction)");
   sub->add_option("--max-steps", args->max_steps,
                   "step cap of each run (0 = derived from the scenario: twice its op count's steps plus slack); a run "
                   "that reaches it makes the check inconclusive");
@@ -255,21 +202,7 @@ void register_check(CLI::App& app) {
   sub->add_flag("--one-rank-comms", args->one_rank_comms,
                 "cut every communicator into 1-rank communicators: the program a GPU run executes when two "
                 "members of a communicator would share a GPU");
-  auto* cost = sub->add_option_group("cost model", "timed runs: durations of launches, kernels and collectives");
-  cost->add_option("--launch-us", args->cost.launch_overhead_us, "host cost of launching a device op")->capture_default_str();
-  cost->add_option("--kernel-us", args->cost.kernel_default_us, "default kernel duration (fill, cast)")->capture_default_str();
-  cost->add_option("--topology", args->topology,
-                   "the machine: " + sched::topology_preset_names() + " (GPUs per node: --ranks-per-node)")
-      ->capture_default_str();
-  cost->add_option("--channels", args->channels, "NCCL channels per communicator (0 = the preset's)")->capture_default_str();
-  cost->add_option("--collective-algo", args->collective_algo,
-                   "auto (the fastest, as NCCL's tuner picks) | ring | tree | nvls (as NCCL_ALGO)")
-      ->capture_default_str();
-  cost->add_option("--comm-init", args->comm_init,
-                   "how the separate amax communicator is made, for its memory: split-shared | split | fresh")
-      ->capture_default_str();
-  cost->add_option("--alpha-us", args->alpha_us, "flat model: per-collective latency (default 8; selects --topology flat)");
-  cost->add_option("--bus-gbps", args->bus_gbps, "flat model: bus bandwidth in GB/s (default 100; selects --topology flat)");
+  add_strategy_options(*sub, args->strategy_args);
   add_command(app, sub, [args] { return run(*args); });
 }
 

@@ -91,7 +91,7 @@ nlohmann::ordered_json case_json(const SuiteCase& c, const CaseRun& run) {
   j["verdict"] = sched::to_string(r.verdict);
   j["got"] = run.judgement.got;
   j["reason"] = run.judgement.reason;
-  j["strategy"] = sched::to_string(c.explore.strategy);
+  j["strategy"] = c.explore.strategy;
   j["seed"] = c.explore.seed;
   j["runs"] = r.runs;
   j["steps"] = r.steps;

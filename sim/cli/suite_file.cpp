@@ -54,14 +54,15 @@ sched::ExploreOptions read_explore(const JsonField& c) {
   sched::ExploreOptions o;
   o.runs = 200;  // as `check`
   if (auto s = c.find("strategy")) {
-    if (!sched::parse_strategy_kind(s->as_string(), o.strategy)) s->fail_choice(sched::strategy_choices());
+    if (sched::find_strategy(s->as_string()) == nullptr) s->fail_choice(sched::strategy_choices());
+    o.strategy = s->as_string();
   }
   if (auto f = c.find("seed")) o.seed = f->as_uint64();
   if (auto f = c.find("runs")) o.runs = f->as_uint64();
-  if (auto f = c.find("depth")) o.pct_depth = f->as_uint();
+  if (auto f = c.find("depth")) o.args.set("depth", f->as_uint());
   if (auto f = c.find("keep_going")) o.stop_at_first = !f->as_bool();
-  if (auto f = c.find("max_schedules")) o.exhaustive.max_schedules = f->as_uint64();
-  if (auto f = c.find("preemption_bound")) o.exhaustive.preemption_bound = f->as_uint();
+  if (auto f = c.find("max_schedules")) o.args.set("max-schedules", f->as_uint64());
+  if (auto f = c.find("preemption_bound")) o.args.set("preemption-bound", f->as_uint());
   if (auto f = c.find("max_steps")) o.run.max_steps = f->as_uint64();
   if (auto f = c.find("time_budget_s")) {
     if (!(f->as_double() > 0)) f->fail("expected seconds > 0");
@@ -72,13 +73,15 @@ sched::ExploreOptions read_explore(const JsonField& c) {
 
 /// The options of `check` that give the same exploration.
 std::string explore_args(const sched::ExploreOptions& o) {
-  std::string args = fmt::format(" --strategy {} --seed {}", sched::to_string(o.strategy), o.seed);
-  const sched::Coverage coverage = sched::coverage_of(o.strategy);
-  if (coverage == sched::Coverage::sampled) args += fmt::format(" --runs {}", o.runs);
-  if (o.strategy == sched::StrategyKind::pct) args += fmt::format(" --depth {}", o.pct_depth);
-  if (coverage == sched::Coverage::exhaustive) {
-    if (o.exhaustive.max_schedules) args += fmt::format(" --max-schedules {}", *o.exhaustive.max_schedules);
-    if (o.exhaustive.preemption_bound) args += fmt::format(" --preemption-bound {}", *o.exhaustive.preemption_bound);
+  std::string args = fmt::format(" --strategy {} --seed {}", o.strategy, o.seed);
+  const sched::StrategyEntry& entry = sched::strategy_entry(o.strategy);
+  if (entry.coverage == sched::Coverage::sampled) args += fmt::format(" --runs {}", o.runs);
+  // The strategy's own parameters that the case gives (the others take their defaults).
+  for (const sched::StrategyParam& param : entry.params) {
+    const std::string* given = o.args.find(param.name);
+    if (given == nullptr) continue;
+    if (param.type != sched::ParamType::flag) args += fmt::format(" --{} {}", param.name, *given);
+    else if (*given == "true") args += fmt::format(" --{}", param.name);
   }
   if (!o.stop_at_first) args += " --keep-going";
   if (o.run.max_steps > 0) args += fmt::format(" --max-steps {}", o.run.max_steps);
@@ -101,10 +104,10 @@ SuiteCase read_case(const JsonField& c, const std::string& where, const std::str
   out.explore = read_explore(c);
   out.expect = read_expectation(c.at("expect"));
   if (out.expect.verdict == Expectation::Verdict::proven_clean &&
-      sched::coverage_of(out.explore.strategy) != sched::Coverage::exhaustive) {
+      sched::strategy_entry(out.explore.strategy).coverage != sched::Coverage::exhaustive) {
     c.at("expect").fail(fmt::format("only an exhaustive search proves a design clean; strategy {} samples "
                                     "(expect \"no_hazard_found\", or use \"strategy\": \"exhaustive\")",
-                                    sched::to_string(out.explore.strategy)));
+                                    out.explore.strategy));
   }
   const std::string check = "amaxcheck check ";
   if (auto file = c.find("scenario_file")) {

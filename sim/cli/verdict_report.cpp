@@ -25,8 +25,8 @@ std::string verdict_headline(const sched::ExploreResult& result) {
 
 namespace {
 
-std::string proof_coverage(const sched::ExploreResult& result, const sched::ExploreOptions& options) {
-  const auto& search = options.exhaustive;
+std::string proof_coverage(const sched::ExploreResult& result) {
+  const sched::ExhaustiveOptions search = result.exhaustive_options.value_or(sched::ExhaustiveOptions{});
   std::string bound = search.preemption_bound
                           ? fmt::format("preemption bound {} (it skipped no branch)", *search.preemption_bound)
                           : std::string("no preemption bound");
@@ -42,7 +42,7 @@ std::string sample_coverage(const sched::ExploreResult& result, const sched::Exp
     return "sampled: the one schedule of the timed run, not a proof; --strategy exhaustive proves";
   }
   return fmt::format("sampled: {} {} run(s), not a proof; --strategy exhaustive proves", result.runs,
-                     sched::to_string(options.strategy));
+                     options.strategy);
 }
 
 std::vector<std::string> cut_lines(const sched::ExploreResult& result) {
@@ -73,7 +73,7 @@ std::vector<std::string> cut_lines(const sched::ExploreResult& result) {
 
 std::vector<std::string> verdict_notes(const sched::ExploreResult& result, const sched::ExploreOptions& options) {
   switch (result.verdict) {
-    case sched::VerdictKind::proven_clean: return {proof_coverage(result, options)};
+    case sched::VerdictKind::proven_clean: return {proof_coverage(result)};
     case sched::VerdictKind::no_hazard_found: return {sample_coverage(result, options)};
     case sched::VerdictKind::hazard:
     case sched::VerdictKind::inconclusive: break;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "scheduler/dependence.h"
+#include "scheduler/explore.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {
@@ -120,7 +121,7 @@ void ExhaustiveSearch::on_step(const Step& step) {
   ++depth_;
 }
 
-bool ExhaustiveSearch::begin_run() {
+bool ExhaustiveSearch::begin_run(std::uint64_t /*index*/) {
   if (finished_) return false;
   if (options_.max_schedules && stats_.explored >= *options_.max_schedules) {
     stats_.capped = true;
@@ -217,8 +218,8 @@ bool ExhaustiveSearch::advance_to_next_branch() {
   return false;
 }
 
-void ExhaustiveSearch::end_run(bool stuck) {
-  stuck_ = stuck;
+void ExhaustiveSearch::end_run(const RunResult& run) {
+  stuck_ = run.outcome == RunOutcome::stuck;
   AMAX_CHECK(started_, "end_run without begin_run");
   AMAX_CHECK(depth_ == stack_.size(), "exhaustive search: the run ended between a pick and its step");
   if (!aborted_) ++stats_.explored;
@@ -232,6 +233,38 @@ void ExhaustiveSearch::end_run(bool stuck) {
     finished_ = true;
     stats_.complete = stats_.bound_skipped == 0;
   }
+}
+
+void ExhaustiveSearch::report(ExploreResult& result) const {
+  result.exhaustive = stats_;
+  result.exhaustive_options = options_;
+  result.coverage_complete = stats_.complete;
+  result.pruned = stats_.sleep_blocked + stats_.bound_skipped;
+  result.cut_short.schedule_cap = stats_.capped;
+  result.cut_short.schedule_cap_value = options_.max_schedules.value_or(0);
+  result.cut_short.bound_skipped = stats_.bound_skipped;
+  result.cut_short.preemption_bound = options_.preemption_bound.value_or(0);
+}
+
+namespace {
+constexpr StrategyParam params[] = {
+    {"max-schedules", ParamType::count, "0", "cap on schedules (0 = none)", "", false},
+    {"preemption-bound", ParamType::integer, "-1", "preemption bound (-1 = none)", "", false},
+    {"no-reduction", ParamType::flag, "false", "visit every interleaving (no partial-order reduction)"},
+};
+}  // namespace
+
+std::span<const StrategyParam> exhaustive_params() { return params; }
+
+std::unique_ptr<Strategy> make_exhaustive_search(const StrategySetup& setup) {
+  ExhaustiveOptions options;
+  options.reduction = !setup.flag("no-reduction");
+  if (const std::uint64_t cap = setup.count("max-schedules"); cap > 0) options.max_schedules = cap;
+  if (const std::int64_t bound = setup.integer("preemption-bound"); bound >= 0) {
+    if (bound > UINT32_MAX) throw InputError(fmt::format("--preemption-bound: expected at most {}, got {}", UINT32_MAX, bound));
+    options.preemption_bound = static_cast<std::uint32_t>(bound);
+  }
+  return std::make_unique<ExhaustiveSearch>(options);
 }
 
 }  // namespace amaxcheck::sched

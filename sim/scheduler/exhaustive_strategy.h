@@ -27,14 +27,19 @@
 /// away from an actor that is still enabled) and a cap on schedules make the search
 /// incomplete; `stats().complete` says whether it covered everything.
 ///
-/// Use: `while (search.begin_run()) { r = run_once(scenario, search, options); search.end_run(r.outcome == RunOutcome::stuck); }`.
+/// Use: `for (i = 0; search.begin_run(i); ++i) search.end_run(run_once(scenario, search, options));`
+/// (explore() does this, as the table's "exhaustive" with --no-reduction, --preemption-bound and
+/// --max-schedules). Runs the search ends early (pick returns stop) count as sleep-blocked, not
+/// as explored; the exploration does not count them either.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "scheduler/path_clocks.h"
 #include "scheduler/strategy.h"
+#include "scheduler/strategy_params.h"
 
 namespace amaxcheck::sched {
 
@@ -73,12 +78,16 @@ class ExhaustiveSearch final : public Strategy {
   /// Dependence between steps comes from their touches only.
   StepDetail step_needs() const override { return StepDetail{false, false, true}; }
 
-  /// Prepares the next schedule; false when the search is over.
-  bool begin_run();
-  /// Closes the run that just ended and chooses the next branch point. `stuck`: the run ended
-  /// with work left (a host synchronization may be blocked for good, see
-  /// expand_where_a_step_disables_another).
-  void end_run(bool stuck);
+  /// Prepares the next schedule (the index is not needed: runs come in order); false when the
+  /// search is over.
+  bool begin_run(std::uint64_t index) override;
+  /// Closes the run that just ended and chooses the next branch point. A stuck run (work left:
+  /// a host synchronization may be blocked for good) expands more, see
+  /// expand_where_a_step_disables_another.
+  void end_run(const RunResult& run) override;
+  /// The statistics, whether the search completed, and what cut it short (the schedule cap,
+  /// branches the preemption bound skipped).
+  void report(ExploreResult& result) const override;
   const ExhaustiveStats& stats() const { return stats_; }
 
  private:
@@ -120,5 +129,10 @@ class ExhaustiveSearch final : public Strategy {
   bool finished_ = false;
   bool started_ = false;
 };
+
+/// The strategy table's "exhaustive": its parameters (--max-schedules, --preemption-bound,
+/// --no-reduction) and its factory.
+std::span<const StrategyParam> exhaustive_params();
+std::unique_ptr<Strategy> make_exhaustive_search(const StrategySetup& setup);
 
 }  // namespace amaxcheck::sched

@@ -1,8 +1,11 @@
 #include "scheduler/explore.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -14,37 +17,24 @@
 
 namespace amaxcheck::sched {
 
-const char* to_string(StrategyKind kind) { return strategy_entry(kind).name; }
-
-Coverage coverage_of(StrategyKind kind) { return strategy_entry(kind).coverage; }
-
-bool parse_strategy_kind(const std::string& text, StrategyKind& out) {
-  for (const StrategyEntry& entry : strategy_table()) {
-    if (text == entry.name) {
-      out = entry.kind;
-      return true;
-    }
-  }
-  return false;
-}
-
 std::uint64_t run_seed(std::uint64_t seed, std::uint64_t index) { return mix_seed(seed, index); }
 
-std::unique_ptr<Strategy> make_run_strategy(const Scenario& scenario, const ExploreOptions& options,
-                                            std::uint64_t index) {
+std::unique_ptr<Strategy> make_strategy(const Scenario& scenario, const ExploreOptions& options) {
   const StrategyEntry& entry = strategy_entry(options.strategy);
-  AMAX_CHECK(entry.make_run != nullptr, "make_run_strategy: the exhaustive search is one strategy for all runs");
-  return entry.make_run(scenario, options, index);
+  return entry.make(StrategySetup(scenario, options.seed, options.runs, entry.params, options.args));
 }
 
 namespace {
 
 /// What an exploration keeps of one run.
 struct RunSummary {
-  bool done = false;  ///< false: not run, or cut by the time budget (dropped)
+  bool done = false;  ///< false: not run, beyond the last run, or cut by the time budget (dropped)
   RunOutcome outcome = RunOutcome::finished;
   std::size_t steps = 0;
   std::vector<Hazard> hazards;
+  /// For a run with hazards that may be the first failing one: what reproduces it (the run's
+  /// choices only, no steps; the index is set when it is merged).
+  std::unique_ptr<FailingRun> failing;
 };
 
 class Merger {
@@ -68,32 +58,13 @@ class Merger {
   std::map<std::string, std::size_t> index_;
 };
 
-RunSummary summarize(RunResult&& run) { return RunSummary{true, run.outcome, run.step_count, std::move(run.hazards)}; }
-
 /// The options of every run of an exploration: the step cap resolved once, the deadline set.
-RunOptions run_options_for(const Scenario& scenario, const ExploreOptions& options, const ExploreClock& clock,
-                           bool record_steps) {
+RunOptions run_options_for(const Scenario& scenario, const ExploreOptions& options, const ExploreClock& clock) {
   RunOptions out = options.run;
   out.max_steps = effective_step_cap(scenario, options.run);
   out.deadline = clock.deadline();
-  out.record_steps = record_steps;
+  out.record_steps = false;
   return out;
-}
-
-/// Re-runs run `index` with steps recorded (no deadline: it already ran in time once).
-FailingRun rerun(const Scenario& scenario, const ExploreOptions& options, const RunOptions& run_options,
-                 std::uint64_t index) {
-  std::unique_ptr<Strategy> strategy = make_run_strategy(scenario, options, index);
-  FailingRun failing;
-  failing.index = index;
-  failing.seed = coverage_of(options.strategy) == Coverage::timed ? 0 : run_seed(options.seed, index);
-  failing.strategy = strategy->name();
-  failing.parameters = strategy->parameters();
-  RunOptions recorded = run_options;
-  recorded.record_steps = true;
-  recorded.deadline.reset();
-  failing.run = run_once(scenario, *strategy, recorded);
-  return failing;
 }
 
 /// The first exception of a block of runs, by run index, so `jobs` does not change which one
@@ -124,166 +95,165 @@ class FirstError {
   std::uint64_t index_ = 0;
 };
 
-ExploreResult explore_sampled(const Scenario& scenario, const ExploreOptions& options, ExploreClock& clock) {
-  ExploreResult result;
-  Merger merger(result);
-  const RunOptions run_options = run_options_for(scenario, options, clock, false);
-  const unsigned jobs = std::max(1U, options.jobs);
-  // Runs are done in blocks; within a block workers take indices from a counter, and the block
-  // is merged in index order, so the result does not depend on the number of workers.
-  const std::uint64_t block = std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
-  std::optional<std::uint64_t> first_failing;
-  std::vector<RunSummary> summaries;
-  std::atomic<std::uint64_t> runs_done{0};
-  bool out_of_time = false;
-  for (std::uint64_t begin = 0;
-       begin < options.runs && !(options.stop_at_first && first_failing) && !out_of_time; begin += block) {
-    const std::uint64_t end = std::min(options.runs, begin + block);
-    summaries.assign(end - begin, RunSummary{});
-    std::atomic<std::uint64_t> next{begin};
-    std::atomic<std::uint64_t> lowest_failing{end};
-    std::atomic<bool> timed_out{false};
-    FirstError error;
-    auto work = [&] {
-      for (;;) {
-        const std::uint64_t i = next.fetch_add(1);
-        if (i >= end || timed_out.load()) return;
-        if (options.stop_at_first && i > lowest_failing.load()) return;  // past a failure already found
-        if (error.before(i)) return;
+void lower_to(std::atomic<std::uint64_t>& value, std::uint64_t to) {
+  std::uint64_t seen = value.load();
+  while (to < seen && !value.compare_exchange_weak(seen, to)) {
+  }
+}
+
+/// Runs [begin, end) of an exploration. Workers take indices from a counter, each on its own
+/// strategy instance; the block is then merged in index order, so the result does not depend
+/// on the number of workers.
+class Block {
+ public:
+  Block(std::uint64_t begin, std::uint64_t end, bool capture)
+      : begin_(begin), end_(end), capture_(capture), summaries_(end - begin), next_(begin), lowest_failing_(end),
+        last_(end) {}
+
+  /// One worker: runs indices until the block, the exploration or the time budget is over.
+  void work(Strategy& strategy, const Scenario& scenario, const ExploreOptions& options, const RunOptions& run_options,
+            ExploreClock& clock, std::atomic<std::uint64_t>& runs_done) {
+    for (;;) {
+      const std::uint64_t i = next_.fetch_add(1);
+      if (i >= last_.load() || timed_out_.load()) return;
+      if (options.stop_at_first && i > lowest_failing_.load()) return;  // past a failure already found
+      if (error_.before(i)) return;
+      bool failed = false;
+      try {
+        if (!strategy.begin_run(i)) {  // no run i: the exploration ends here
+          lower_to(last_, i);
+          return;
+        }
         if (clock.out_of_time()) {
-          timed_out.store(true);
+          timed_out_.store(true);
           return;
         }
-        try {
-          std::unique_ptr<Strategy> strategy = make_run_strategy(scenario, options, i);
-          RunResult run = run_once(scenario, *strategy, run_options);
-          if (run.outcome == RunOutcome::time_limit) {
-            timed_out.store(true);
-            return;
-          }
-          summaries[i - begin] = summarize(std::move(run));
-        } catch (...) {
-          error.record(i, std::current_exception());
+        RunResult run = run_once(scenario, strategy, run_options);
+        if (run.outcome == RunOutcome::time_limit) {
+          timed_out_.store(true);
           return;
         }
-        clock.ran(runs_done.fetch_add(1) + 1);
-        if (!summaries[i - begin].hazards.empty()) {
-          std::uint64_t seen = lowest_failing.load();
-          while (i < seen && !lowest_failing.compare_exchange_weak(seen, i)) {
-          }
+        strategy.end_run(run);
+        failed = !run.hazards.empty() && run.outcome != RunOutcome::stopped;
+        RunSummary& summary = summaries_[i - begin_];
+        if (failed && capture_ && i < lowest_failing_.load()) {
+          summary.failing = std::make_unique<FailingRun>(
+              FailingRun{0, strategy.seed(), strategy.name(), strategy.parameters(), RunResult{}});
+          summary.failing->run.choices = std::move(run.choices);
         }
+        summary.outcome = run.outcome;
+        summary.steps = run.step_count;
+        summary.hazards = std::move(run.hazards);
+        summary.done = true;
+      } catch (...) {
+        error_.record(i, std::current_exception());
+        return;
       }
-    };
-    if (jobs == 1) {
-      work();
-    } else {
-      std::vector<std::thread> workers;
-      for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work);
-      for (auto& worker : workers) worker.join();
+      clock.ran(runs_done.fetch_add(1) + 1);
+      if (failed) lower_to(lowest_failing_, i);
     }
-    for (std::uint64_t i = begin; i < end; ++i) {
-      if (error.index() == i) error.rethrow();
-      if (!summaries[i - begin].done) continue;  // cut by the budget, or never started
-      const bool failed = merger.add(i, summaries[i - begin]);
-      if (failed && !first_failing) first_failing = i;
-      if (failed && options.stop_at_first) break;
-    }
-    out_of_time = timed_out.load();
   }
-  result.cut_short.time_budget = out_of_time;
-  if (first_failing) result.first_failure = rerun(scenario, options, run_options, *first_failing);
-  return result;
-}
 
-ExploreResult explore_exhaustive(const Scenario& scenario, const ExploreOptions& options, ExploreClock& clock) {
-  ExploreResult result;
-  Merger merger(result);
-  ExhaustiveSearch search(options.exhaustive);
-  const RunOptions run_options = run_options_for(scenario, options, clock, false);
-  std::optional<std::vector<Choice>> failing_choices;
-  std::uint64_t failing_index = 0;
-  std::uint64_t schedules = 0;
-  for (;;) {
-    if (clock.out_of_time()) {
-      result.cut_short.time_budget = true;
-      break;
-    }
-    if (!search.begin_run()) break;
-    RunResult run = run_once(scenario, search, run_options);
-    if (run.outcome == RunOutcome::time_limit) {  // dropped: the search ends here
-      result.cut_short.time_budget = true;
-      break;
-    }
-    search.end_run(run.outcome == RunOutcome::stuck);
-    clock.ran(++schedules);
-    if (run.outcome == RunOutcome::stopped) continue;  // abandoned: covered by another run
-    const std::uint64_t index = result.runs;
-    const bool failed = merger.add(index, summarize(std::move(run)));
-    if (failed && !failing_choices) {
-      failing_choices = std::move(run.choices);
-      failing_index = index;
-      if (options.stop_at_first) break;
+  /// Merges the block in index order; rethrows the first worker exception where it occurred.
+  /// `stopped` counts the runs the strategy ended early so far (they do not count).
+  void merge(Merger& merger, const ExploreOptions& options, std::optional<FailingRun>& first_failure,
+             std::uint64_t& stopped, bool& stop) {
+    for (std::uint64_t i = begin_; i < end_; ++i) {
+      if (error_.index() == i) error_.rethrow();
+      RunSummary& summary = summaries_[i - begin_];
+      if (!summary.done) continue;  // beyond the last run, cut by the budget, or never started
+      if (summary.outcome == RunOutcome::stopped) {
+        ++stopped;
+        continue;
+      }
+      const std::uint64_t index = i - stopped;
+      const bool failed = merger.add(index, summary);
+      if (failed && !first_failure) {
+        AMAX_CHECK(summary.failing != nullptr, "explore: the first failing run was not kept");
+        first_failure = std::move(*summary.failing);
+        first_failure->index = index;
+      }
+      if (failed && options.stop_at_first) {
+        stop = true;
+        return;
+      }
     }
   }
-  result.exhaustive = search.stats();
-  result.coverage_complete = search.stats().complete && !(options.stop_at_first && failing_choices);
-  result.pruned = search.stats().sleep_blocked + search.stats().bound_skipped;
-  result.cut_short.schedule_cap = search.stats().capped;
-  result.cut_short.schedule_cap_value = options.exhaustive.max_schedules.value_or(0);
-  result.cut_short.bound_skipped = search.stats().bound_skipped;
-  result.cut_short.preemption_bound = options.exhaustive.preemption_bound.value_or(0);
-  if (failing_choices) {
-    ReplayStrategy replay(*failing_choices);
-    RunOptions rerun_options = run_options;
-    rerun_options.record_steps = true;
-    rerun_options.deadline.reset();
-    FailingRun failing;
-    failing.index = failing_index;
-    failing.strategy = search.name();
-    failing.parameters = search.parameters();
-    failing.run = run_once(scenario, replay, rerun_options);
-    result.first_failure = std::move(failing);
-  }
-  return result;
-}
 
-ExploreResult explore_timed(const Scenario& scenario, const ExploreOptions& options, ExploreClock& clock) {
-  ExploreResult result;
-  Merger merger(result);
-  TimedStrategy strategy(scenario, options.cost);
-  RunResult run = run_once(scenario, strategy, run_options_for(scenario, options, clock, true));
-  if (run.outcome == RunOutcome::time_limit) {  // dropped, and its times measure nothing
-    result.cut_short.time_budget = true;
-    return result;
+  bool timed_out() const { return timed_out_.load(); }
+  /// Whether the strategy refused a run of this block: the exploration's runs are over.
+  bool runs_over() const { return last_.load() < end_; }
+
+ private:
+  std::uint64_t begin_, end_;
+  bool capture_;
+  std::vector<RunSummary> summaries_;
+  std::atomic<std::uint64_t> next_;
+  std::atomic<std::uint64_t> lowest_failing_;
+  std::atomic<std::uint64_t> last_;  ///< the first index the strategy refused (end_ when none)
+  std::atomic<bool> timed_out_{false};
+  FirstError error_;
+};
+
+/// Re-runs the first failing run with steps recorded, by replaying its choices (no deadline:
+/// it already ran in time once).
+void record_steps_of(const Scenario& scenario, const RunOptions& run_options, FailingRun& failing) {
+  ReplayStrategy replay(std::move(failing.run.choices));
+  RunOptions recorded = run_options;
+  recorded.record_steps = true;
+  recorded.deadline.reset();
+  try {
+    failing.run = run_once(scenario, replay, recorded);
+  } catch (const InputError& e) {
+    throw InternalError(fmt::format("re-running failing run {} with its steps recorded: {}", failing.index, e.what()));
   }
-  // The figures of a run cut at its step cap measure a run that never ended: none are kept.
-  if (run.outcome != RunOutcome::step_limit) result.timing = strategy.timing();
-  if (merger.add(0, RunSummary{true, run.outcome, run.step_count, run.hazards})) {
-    FailingRun failing;
-    failing.strategy = strategy.name();
-    failing.parameters = strategy.parameters();
-    failing.run = std::move(run);
-    result.first_failure = std::move(failing);
-  }
-  return result;
 }
 
 }  // namespace
 
 ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
-  const Coverage coverage = coverage_of(options.strategy);
-  ExploreClock clock(options.time_budget_s, options.progress, coverage == Coverage::sampled ? options.runs : 0);
+  const StrategyEntry& entry = strategy_entry(options.strategy);
+  ExploreClock clock(options.time_budget_s, options.progress, entry.coverage == Coverage::sampled ? options.runs : 0);
+  const RunOptions run_options = run_options_for(scenario, options, clock);
+  const unsigned jobs = entry.runs == RunOrder::independent ? std::max(1U, options.jobs) : 1U;
+  std::vector<std::unique_ptr<Strategy>> strategies;
+  for (unsigned j = 0; j < jobs; ++j) strategies.push_back(make_strategy(scenario, options));
+
   ExploreResult result;
-  switch (coverage) {
-    case Coverage::sampled: result = explore_sampled(scenario, options, clock); break;
-    case Coverage::exhaustive: result = explore_exhaustive(scenario, options, clock); break;
-    case Coverage::timed: result = explore_timed(scenario, options, clock); break;
+  Merger merger(result);
+  std::optional<FailingRun> first_failure;
+  std::uint64_t stopped = 0;
+  std::atomic<std::uint64_t> runs_done{0};
+  // Small blocks for one worker (an exploration of a few runs pays for no more), large ones
+  // for several (each block ends with every worker waiting for the slowest).
+  const std::uint64_t block_size = jobs == 1 ? 32 : std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
+  for (std::uint64_t begin = 0;; begin += block_size) {
+    Block block(begin, begin + block_size, !first_failure);
+    auto work = [&](Strategy& strategy) { block.work(strategy, scenario, options, run_options, clock, runs_done); };
+    if (jobs == 1) {
+      work(*strategies.front());
+    } else {
+      std::vector<std::thread> workers;
+      for (auto& strategy : strategies) workers.emplace_back(work, std::ref(*strategy));
+      for (auto& worker : workers) worker.join();
+    }
+    bool stop = false;
+    block.merge(merger, options, first_failure, stopped, stop);
+    result.cut_short.time_budget = block.timed_out();
+    if (stop || block.timed_out() || block.runs_over()) break;
   }
-  result.coverage = coverage;
+
+  strategies.front()->report(result);
+  if (options.stop_at_first && first_failure) result.coverage_complete = false;  // it stopped there
+  if (first_failure) {
+    record_steps_of(scenario, run_options, *first_failure);
+    result.first_failure = std::move(first_failure);
+  }
+  result.coverage = entry.coverage;
   result.step_cap = effective_step_cap(scenario, options.run);
   result.cut_short.step_cap = result.step_cap;
   if (options.time_budget_s) result.cut_short.time_budget_s = *options.time_budget_s;
-  result.verdict = decide_verdict(coverage, result.hazards.size(), result.cut_short, result.coverage_complete);
+  result.verdict = decide_verdict(entry.coverage, result.hazards.size(), result.cut_short, result.coverage_complete);
   return result;
 }
 

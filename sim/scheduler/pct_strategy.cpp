@@ -2,14 +2,35 @@
 
 #include <algorithm>
 
+#include "scheduler/run.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {
 
 PctStrategy::PctStrategy(const PctOptions& options) : options_(options), prng_(options.seed) {
   AMAX_CHECK(options.depth >= 1, "PCT depth must be at least 1");
-  const std::uint64_t k = std::max<std::uint64_t>(options.expected_steps, 1);
-  const std::uint64_t wanted = std::min<std::uint64_t>(options.depth - 1, k);
+  start(options.seed);
+}
+
+PctStrategy::PctStrategy(const PctOptions& options, const SampledRuns& runs) : PctStrategy(options) { runs_ = runs; }
+
+bool PctStrategy::begin_run(std::uint64_t index) {
+  if (!runs_) return index == 0;
+  const std::optional<std::uint64_t> seed = runs_->run_seed(index);
+  if (!seed) return false;
+  start(*seed);
+  return true;
+}
+
+void PctStrategy::start(std::uint64_t seed) {
+  options_.seed = seed;
+  prng_ = Prng(seed);
+  change_points_.clear();
+  next_change_ = 0;
+  step_ = 0;
+  priorities_.clear();
+  const std::uint64_t k = std::max<std::uint64_t>(options_.expected_steps, 1);
+  const std::uint64_t wanted = std::min<std::uint64_t>(options_.depth - 1, k);
   // Distinct change points, drawn by rejection (d is small, so this ends quickly).
   while (change_points_.size() < wanted) {
     const std::uint64_t point = prng_.below(k);
@@ -65,6 +86,21 @@ std::size_t PctStrategy::pick(ChoiceKind, std::span<const Action> options) {
   }
   ++step_;
   return chosen;
+}
+
+namespace {
+constexpr StrategyParam params[] = {
+    {"depth", ParamType::count, "3", "PCT bug depth d"},
+};
+}  // namespace
+
+std::span<const StrategyParam> pct_params() { return params; }
+
+std::unique_ptr<Strategy> make_pct_strategy(const StrategySetup& setup) {
+  const std::uint64_t depth = setup.count("depth");
+  if (depth > UINT32_MAX) throw InputError(fmt::format("--depth: expected at most {}, got {}", UINT32_MAX, depth));
+  const PctOptions options{0, static_cast<std::uint32_t>(depth), expected_steps(setup.scenario)};
+  return std::make_unique<PctStrategy>(options, setup.sampled());
 }
 
 }  // namespace amaxcheck::sched

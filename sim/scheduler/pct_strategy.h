@@ -8,13 +8,19 @@
 /// expected number of steps k, the actor about to run drops to priority i (below every initial
 /// priority). A bug of depth d among n actors is then found with probability at least
 /// 1/(n * k^(d-1)) per run.
+///
+/// As an exploration's strategy (the table's "pct", parameter --depth), run i has the seed
+/// mix_seed(exploration seed, i) (SampledRuns), for i < --runs, and k = expected_steps(scenario).
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "scheduler/prng.h"
 #include "scheduler/strategy.h"
+#include "scheduler/strategy_params.h"
 
 namespace amaxcheck::sched {
 
@@ -26,19 +32,26 @@ struct PctOptions {
 
 class PctStrategy final : public Strategy {
  public:
+  /// One run with `options`.
   explicit PctStrategy(const PctOptions& options);
+  /// The runs of a sampled exploration (`options.seed` unused); begin_run picks the run's seed.
+  PctStrategy(const PctOptions& options, const SampledRuns& runs);
 
   std::string name() const override { return "pct"; }
   /// seed, depth, expected_steps and the drawn change points.
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
   StepDetail step_needs() const override { return StepDetail{false, false, false}; }
+  bool begin_run(std::uint64_t index) override;
+  std::uint64_t seed() const override { return options_.seed; }
 
   const std::vector<std::uint64_t>& change_points() const { return change_points_; }
 
  private:
   std::uint64_t priority_of(std::uint64_t actor);
   std::size_t highest(std::span<const Action> options);
+  /// Starts a run with `seed`: draws the change points, forgets every priority.
+  void start(std::uint64_t seed);
 
   PctOptions options_;
   Prng prng_;
@@ -46,6 +59,11 @@ class PctStrategy final : public Strategy {
   std::size_t next_change_ = 0;
   std::uint64_t step_ = 0;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> priorities_;  ///< (actor, priority)
+  std::optional<SampledRuns> runs_;
 };
+
+/// The strategy table's "pct": its parameters (--depth) and its factory.
+std::span<const StrategyParam> pct_params();
+std::unique_ptr<Strategy> make_pct_strategy(const StrategySetup& setup);
 
 }  // namespace amaxcheck::sched

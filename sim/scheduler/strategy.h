@@ -7,6 +7,11 @@
 /// options it had, so a replay can tell that it is still on the recorded path (loom's `Path`,
 /// rapidcheck's reproduce). Strategies (random, pct, exhaustive, replay, timed) live in one
 /// file each and know nothing about what an op means; the engine never chooses.
+///
+/// An exploration (explore.h) drives a strategy through many runs with the per-run hooks, as
+/// shuttle's `Scheduler::new_execution` does: `begin_run(index)` before each run (false: there
+/// is none, the exploration is over), `end_run(result)` after it, and `report` once at the end,
+/// where the strategy adds what it knows to the exploration's result.
 
 #include <compare>
 #include <cstddef>
@@ -34,6 +39,9 @@ struct EnumNames<sched::ChoiceKind> {
 }  // namespace amaxcheck
 
 namespace amaxcheck::sched {
+
+struct RunResult;      // run.h
+struct ExploreResult;  // explore.h
 
 const char* to_string(ChoiceKind kind);
 /// Parses to_string's output; returns false for an unknown name.
@@ -70,6 +78,22 @@ class Strategy {
   /// The parts of a Step that on_step reads, so runs that keep no steps can skip the rest.
   /// Index, action, op, collective, comm and seq are always filled. The default is everything.
   virtual StepDetail step_needs() const { return StepDetail{}; }
+
+  // The exploration hooks. A strategy whose runs are independent (the table's `independent`
+  // column) is asked for any run index, in any order, on one of several instances (one per
+  // worker); any other is asked 0, 1, 2, ... on one instance.
+
+  /// Prepares run `index` of an exploration; false when there is no such run (the default: one
+  /// run). Not called for a strategy used for a single run_once.
+  virtual bool begin_run(std::uint64_t index) { return index == 0; }
+  /// Sees the run that just ended. Not called for a run the time budget cut (it is dropped).
+  virtual void end_run(const RunResult& /*run*/) {}
+  /// The seed of the current run (the traces' "seed"); 0 for a strategy without one.
+  virtual std::uint64_t seed() const { return 0; }
+  /// Adds what the strategy knows to the result of its exploration, once its runs are over
+  /// (called on one instance; a strategy with independent runs must not depend on which):
+  /// statistics, whether it covered every schedule, what cut it short, figures of its runs.
+  virtual void report(ExploreResult& /*result*/) const {}
 };
 
 }  // namespace amaxcheck::sched

@@ -1,5 +1,9 @@
 #include "scheduler/strategy_table.h"
 
+#include <set>
+#include <vector>
+
+#include "scheduler/exhaustive_strategy.h"
 #include "scheduler/pct_strategy.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/timed_strategy.h"
@@ -8,42 +12,73 @@
 namespace amaxcheck::sched {
 namespace {
 
-std::unique_ptr<Strategy> make_random(const Scenario&, const ExploreOptions& options, std::uint64_t index) {
-  return std::make_unique<RandomStrategy>(run_seed(options.seed, index));
+std::vector<StrategyEntry> make_table() {
+  return {
+      {"random", Coverage::sampled, RunOrder::independent, "uniformly random schedules, --runs of them", {},
+       make_random_strategy},
+      {"pct", Coverage::sampled, RunOrder::independent, "PCT: random priorities with --depth - 1 change points",
+       pct_params(), make_pct_strategy},
+      {"exhaustive", Coverage::exhaustive, RunOrder::sequential,
+       "every schedule up to equivalence (DPOR); proves when it completes", exhaustive_params(),
+       make_exhaustive_search},
+      {"timed", Coverage::timed, RunOrder::sequential, "one discrete-event run under the cost model", timed_params(),
+       make_timed_strategy},
+  };
 }
 
-std::unique_ptr<Strategy> make_pct(const Scenario& scenario, const ExploreOptions& options, std::uint64_t index) {
-  return std::make_unique<PctStrategy>(PctOptions{run_seed(options.seed, index), options.pct_depth, expected_steps(scenario)});
+void check_table(const std::vector<StrategyEntry>& table) {
+  std::set<std::string_view> names;
+  for (const StrategyEntry& entry : table) {
+    AMAX_CHECK(names.insert(entry.name).second, fmt::format("two strategies are named '{}'", entry.name));
+    for (const StrategyParam& param : entry.params) {
+      AMAX_CHECK(names.insert(param.name).second,
+                 fmt::format("strategy parameter '{}' is declared twice (names are unique across the table)", param.name));
+      check_param_value(param, param.default_value);
+    }
+  }
 }
-
-std::unique_ptr<Strategy> make_timed(const Scenario& scenario, const ExploreOptions& options, std::uint64_t) {
-  return std::make_unique<TimedStrategy>(scenario, options.cost);
-}
-
-constexpr StrategyEntry table[] = {
-    {StrategyKind::random, "random", Coverage::sampled, "uniformly random schedules, --runs of them", make_random},
-    {StrategyKind::pct, "pct", Coverage::sampled, "PCT: random priorities with --depth - 1 change points", make_pct},
-    {StrategyKind::exhaustive, "exhaustive", Coverage::exhaustive,
-     "every schedule up to equivalence (DPOR); proves when it completes", nullptr},
-    {StrategyKind::timed, "timed", Coverage::timed, "one discrete-event run under the cost model", make_timed},
-};
 
 }  // namespace
 
-std::span<const StrategyEntry> strategy_table() { return table; }
+std::span<const StrategyEntry> strategy_table() {
+  static const std::vector<StrategyEntry> table = [] {
+    std::vector<StrategyEntry> t = make_table();
+    check_table(t);
+    return t;
+  }();
+  return table;
+}
 
-const StrategyEntry& strategy_entry(StrategyKind kind) {
-  for (const StrategyEntry& entry : table) {
-    if (entry.kind == kind) return entry;
+const StrategyEntry* find_strategy(std::string_view name) {
+  for (const StrategyEntry& entry : strategy_table()) {
+    if (name == entry.name) return &entry;
   }
-  AMAX_CHECK(false, "a strategy kind without a strategy_table entry");
-  return table[0];
+  return nullptr;
+}
+
+const StrategyEntry& strategy_entry(std::string_view name) {
+  const StrategyEntry* entry = find_strategy(name);
+  if (entry == nullptr) throw InputError(fmt::format("--strategy: expected {}, got \"{}\"", strategy_choices(), name));
+  return *entry;
 }
 
 std::string strategy_choices() {
   std::string out;
-  for (const StrategyEntry& entry : table) out += (out.empty() ? "" : " | ") + std::string(entry.name);
+  for (const StrategyEntry& entry : strategy_table()) out += (out.empty() ? "" : " | ") + std::string(entry.name);
   return out;
+}
+
+void check_strategy_args(const StrategyArgs& args) {
+  for (const auto& [name, value] : args.given()) {
+    const StrategyParam* found = nullptr;
+    for (const StrategyEntry& entry : strategy_table()) {
+      for (const StrategyParam& param : entry.params) {
+        if (name == param.name) found = &param;
+      }
+    }
+    if (found == nullptr) throw InputError(fmt::format("--{}: no strategy has this parameter", name));
+    check_param_value(*found, value);
+  }
 }
 
 }  // namespace amaxcheck::sched

@@ -1,7 +1,12 @@
 #include "scheduler/timed_strategy.h"
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "scheduler/explore.h"
 #include "util/check.h"
 
 namespace amaxcheck::sched {
@@ -16,6 +21,7 @@ std::vector<std::uint32_t> nodes_of_ranks(const Scenario& scenario) {
 }
 
 TimedStrategy::TimedStrategy(const Scenario& scenario, CostModel cost) : scenario_(scenario), cost_(cost) {
+  run_.cost = cost_;
   const std::size_t ranks = scenario.ranks.size();
   timing_index_.resize(ranks);
   std::size_t actors = 0;
@@ -246,6 +252,73 @@ void TimedStrategy::on_step(const Step& step) {
   last_end_us_ = end;
   run_.steps.push_back(StepTiming{start, end});
   run_.makespan_us = std::max(run_.makespan_us, end);
+}
+
+void TimedStrategy::end_run(const RunResult& run) { keep_timing_ = run.outcome != RunOutcome::step_limit; }
+
+void TimedStrategy::report(ExploreResult& result) const {
+  if (keep_timing_) result.timing = run_;
+}
+
+namespace {
+constexpr StrategyParam params[] = {
+    {"launch-us", ParamType::number, "4", "host cost of launching a device op"},
+    {"kernel-us", ParamType::number, "10", "default kernel duration (fill, cast)"},
+    {"topology", ParamType::choice, "h100-8x-nvlink-ib400",
+     "the machine (GPUs per node: --ranks-per-node): h100-8x-nvlink-ib400 | h200-8x-nvlink-ib400 | pcie | flat",
+     "h100-8x-nvlink-ib400|h200-8x-nvlink-ib400|pcie|flat"},
+    {"channels", ParamType::count, "0", "NCCL channels per communicator (0 = the preset's)"},
+    {"collective-algo", ParamType::choice, "auto",
+     "auto (the fastest, as NCCL's tuner picks) | ring | tree | nvls (as NCCL_ALGO)", "auto|ring|tree|nvls"},
+    {"comm-init", ParamType::choice, "split",
+     "how the separate amax communicator is made, for its memory: split-shared | split | fresh",
+     "split-shared|split|fresh"},
+    {"alpha-us", ParamType::number, "-1", "flat model: per-collective latency (default 8; selects --topology flat)",
+     "", false},
+    {"bus-gbps", ParamType::number, "-1", "flat model: bus bandwidth in GB/s (default 100; selects --topology flat)",
+     "", false},
+};
+
+/// The cost model the parameters describe. --alpha-us / --bus-gbps (the older flat model's)
+/// select the flat topology unless another is named.
+CostModel cost_model_of(const StrategySetup& setup) {
+  CostModel cost;
+  cost.launch_overhead_us = setup.number("launch-us");
+  cost.kernel_default_us = setup.number("kernel-us");
+  const double alpha_us = setup.number("alpha-us");
+  const double bus_gbps = setup.number("bus-gbps");
+  const bool flat_knobs = alpha_us >= 0 || bus_gbps >= 0;
+  std::string topology = setup.choice("topology");
+  if (flat_knobs && topology == params[2].default_value) topology = "flat";
+  const std::optional<Topology> preset = topology_preset(topology);
+  AMAX_CHECK(preset.has_value(), "every --topology choice names a preset");
+  if (flat_knobs && !preset->flat) throw InputError("--alpha-us and --bus-gbps belong to --topology flat");
+  cost.topology = *preset;
+  if (const std::uint64_t channels = setup.count("channels"); channels > 0) {
+    cost.topology.channels = static_cast<std::uint32_t>(channels);
+  }
+  if (alpha_us >= 0) cost.alpha_us = alpha_us;
+  if (bus_gbps >= 0) {
+    if (!(bus_gbps > 0)) throw InputError(fmt::format("--bus-gbps: expected a positive number, got \"{}\"", bus_gbps));
+    cost.beta_us_per_byte = 1.0 / (bus_gbps * 1000.0);
+  }
+  const std::string algo = setup.choice("collective-algo");
+  if (algo == "ring") cost.algo = CollectiveAlgo::ring;
+  if (algo == "tree") cost.algo = CollectiveAlgo::tree;
+  if (algo == "nvls") {
+    if (preset->flat) throw InputError("--collective-algo: expected auto|ring|tree with --topology flat, got \"nvls\"");
+    cost.algo = CollectiveAlgo::nvls;
+  }
+  const std::string init = setup.choice("comm-init");
+  cost.comm_init = init == "split-shared" ? CommInit::split_shared : init == "fresh" ? CommInit::fresh : CommInit::split;
+  return cost;
+}
+}  // namespace
+
+std::span<const StrategyParam> timed_params() { return params; }
+
+std::unique_ptr<Strategy> make_timed_strategy(const StrategySetup& setup) {
+  return std::make_unique<TimedStrategy>(setup.scenario, cost_model_of(setup));
 }
 
 }  // namespace amaxcheck::sched

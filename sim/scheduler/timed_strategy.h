@@ -34,13 +34,19 @@
 /// collective: from its member's join to the collective's completion) and each rank's
 /// iteration time (the end of its last step). Cost metrics (exposed amax latency, queueing
 /// behind gradient buckets) are derived from these by the callers, by op name.
+///
+/// As an exploration's strategy (the table's "timed"; its parameters are the cost model's:
+/// --launch-us, --kernel-us, --topology, --channels, --collective-algo, --comm-init, and the
+/// flat model's --alpha-us, --bus-gbps) it runs once and reports its TimedRun.
 
 #include <cstdint>
+#include <memory>
 #include <queue>
 #include <vector>
 
 #include "scheduler/cost_model.h"
 #include "scheduler/strategy.h"
+#include "scheduler/strategy_params.h"
 
 namespace amaxcheck::sched {
 
@@ -67,6 +73,7 @@ struct TimedRun {
   std::vector<double> rank_end_us;   ///< per rank: end of its last step (iteration time)
   double makespan_us = 0;            ///< the largest rank_end_us
   std::vector<std::uint32_t> rank_node;  ///< per rank: its node (from the device indices)
+  CostModel cost;                    ///< the model the run was priced with (its figures read it)
 };
 
 /// Node of each rank: a device index that does not grow past the previous rank's starts a node.
@@ -85,6 +92,10 @@ class TimedStrategy final : public Strategy {
   StepDetail step_needs() const override { return StepDetail{false, false, false}; }
 
   const TimedRun& timing() const { return run_; }
+  void end_run(const RunResult& run) override;
+  /// The run's TimedRun, unless the step cap cut the run (its figures would measure a run that
+  /// never ended).
+  void report(ExploreResult& result) const override;
 
  private:
   /// One actor's state: its lane's free time and, while its action stays enabled, that
@@ -139,6 +150,11 @@ class TimedStrategy final : public Strategy {
   double picked_start_us_ = 0;
   double picked_end_us_ = 0;
   double last_end_us_ = 0;
+  bool keep_timing_ = false;  ///< the run ended, not at its step cap
 };
+
+/// The strategy table's "timed": its parameters (the cost model's) and its factory.
+std::span<const StrategyParam> timed_params();
+std::unique_ptr<Strategy> make_timed_strategy(const StrategySetup& setup);
 
 }  // namespace amaxcheck::sched

@@ -66,30 +66,61 @@ RunResult replay_trace(const Scenario& scenario, const Trace& trace, const std::
   }
 }
 
-std::optional<std::string> check_determinism(const Scenario& scenario, const ExploreOptions& options,
-                                             std::uint64_t index) {
-  AMAX_CHECK(coverage_of(options.strategy) != Coverage::exhaustive, "check_determinism runs one seeded run");
-  auto trace_text = [&] {
-    std::unique_ptr<Strategy> strategy = make_run_strategy(scenario, options, index);
-    RunOptions run_options = options.run;
-    run_options.record_steps = true;
-    RunResult run = run_once(scenario, *strategy, run_options);
-    const TimedRun* timing = nullptr;
-    if (auto* timed = dynamic_cast<TimedStrategy*>(strategy.get())) timing = &timed->timing();
-    FailingRun as_run{index, coverage_of(options.strategy) == Coverage::timed ? 0 : run_seed(options.seed, index),
-                      strategy->name(), strategy->parameters(), std::move(run)};
-    return trace_to_jsonl(failure_trace(scenario, options, as_run, timing));
-  };
-  const std::string first = trace_text();
-  const std::string second = trace_text();
-  if (first == second) return std::nullopt;
+namespace {
+
+/// Where two trace texts first differ: "line L (byte B)".
+std::string first_difference(const std::string& first, const std::string& second) {
   std::size_t line = 1;
   std::size_t pos = 0;
   while (pos < first.size() && pos < second.size() && first[pos] == second[pos]) {
     if (first[pos] == '\n') ++line;
     ++pos;
   }
-  return fmt::format("run {} is not deterministic: its two traces first differ on line {} (byte {})", index, line, pos);
+  return fmt::format("line {} (byte {})", line, pos);
+}
+
+/// One instance of the exploration's strategy, running its runs in order with steps recorded.
+class TracedRuns {
+ public:
+  TracedRuns(const Scenario& scenario, const ExploreOptions& options)
+      : scenario_(scenario), options_(options), strategy_(make_strategy(scenario, options)) {}
+
+  /// The trace text of run `index`, or nothing when the exploration has no such run.
+  std::optional<std::string> next(std::uint64_t index) {
+    if (!strategy_->begin_run(index)) return std::nullopt;
+    RunOptions run_options = options_.run;
+    run_options.record_steps = true;
+    RunResult run = run_once(scenario_, *strategy_, run_options);
+    strategy_->end_run(run);
+    ExploreResult known;  // what the strategy knows so far: the timed run's times
+    strategy_->report(known);
+    const FailingRun as_run{index, strategy_->seed(), strategy_->name(), strategy_->parameters(), std::move(run)};
+    return trace_to_jsonl(failure_trace(scenario_, options_, as_run, known.timing ? &*known.timing : nullptr));
+  }
+
+ private:
+  const Scenario& scenario_;
+  const ExploreOptions& options_;
+  std::unique_ptr<Strategy> strategy_;
+};
+
+}  // namespace
+
+std::optional<std::string> check_determinism(const Scenario& scenario, const ExploreOptions& options,
+                                             std::uint64_t runs) {
+  TracedRuns first(scenario, options), second(scenario, options);
+  for (std::uint64_t i = 0; i < runs; ++i) {
+    const std::optional<std::string> a = first.next(i);
+    const std::optional<std::string> b = second.next(i);
+    if (a.has_value() != b.has_value()) {
+      return fmt::format("run {} is not deterministic: it exists in one exploration and not in the other", i);
+    }
+    if (!a) return std::nullopt;
+    if (*a != *b) {
+      return fmt::format("run {} is not deterministic: its two traces first differ on {}", i, first_difference(*a, *b));
+    }
+  }
+  return std::nullopt;
 }
 
 std::string replay_command(const std::string& trace_path) { return "amaxcheck replay " + trace_path; }

@@ -6,7 +6,8 @@
 /// - trace_scenario: the scenario a trace ran (its embedded copy), checked against the hash;
 /// - replay_trace: re-runs a trace step by step; any difference stops it with an InputError
 ///   "TRACE: diverged at step N: expected X, got Y" (exit 2);
-/// - check_determinism: runs one seed twice and compares the two traces byte for byte;
+/// - check_determinism: runs an exploration's first runs twice and compares the traces byte
+///   for byte;
 /// - replay_command: the one line every hazard report ends with.
 
 #include <optional>
@@ -28,10 +29,12 @@ Scenario trace_scenario(const Trace& trace, const std::string& where);
 /// every choice and step. Returns the replayed run, steps recorded.
 RunResult replay_trace(const Scenario& scenario, const Trace& trace, const std::string& where);
 
-/// Runs run `index` of an exploration of `scenario` twice; returns a description of the first
-/// difference between the two traces, or nothing when they are byte-identical.
+/// Runs the first `runs` runs of an exploration of `scenario` twice, on two instances of its
+/// strategy driven through the same hooks as explore() (so a search's runs too), and compares
+/// each run's two traces; returns "run N is not deterministic: ..." for the first difference,
+/// or nothing when every pair is byte-identical.
 std::optional<std::string> check_determinism(const Scenario& scenario, const ExploreOptions& options,
-                                             std::uint64_t index);
+                                             std::uint64_t runs);
 
 /// "amaxcheck replay PATH": the command that reproduces a trace.
 std::string replay_command(const std::string& trace_path);

@@ -57,13 +57,13 @@ struct Exploration {
 Exploration explore_all(const Scenario& scenario, ExhaustiveOptions options) {
   ExhaustiveSearch search(options);
   Exploration out;
-  while (search.begin_run()) {
+  for (std::uint64_t i = 0; search.begin_run(i); ++i) {
     RunResult run = run_once(scenario, search);
     if (run.outcome != RunOutcome::stopped) {
       ++out.complete_runs;
       out.classes.insert(trace_class(run));
     }
-    search.end_run(run.outcome == RunOutcome::stuck);
+    search.end_run(run);
   }
   out.stats = search.stats();
   return out;

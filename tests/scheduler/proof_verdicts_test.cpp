@@ -31,9 +31,9 @@ ProtocolKnobs small_shape(CommChoice comm, WaitPoint wait, AmaxOrder order, Kern
 /// The whole search, without stopping at the first hazard, so a proof is a complete search.
 ExploreResult search(const ProtocolKnobs& knobs) {
   ExploreOptions options;
-  options.strategy = StrategyKind::exhaustive;
+  options.strategy = "exhaustive";
   options.stop_at_first = false;
-  options.exhaustive.max_schedules = 2'000'000;  // far above what these need; hitting it fails the test
+  options.args.set("max-schedules", 2'000'000);  // far above what these need; hitting it fails the test
   return explore(build_protocol(knobs), options);
 }
 

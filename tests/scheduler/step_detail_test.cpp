@@ -76,14 +76,14 @@ TEST(StepDetail, exhaustive_search_explores_the_same_schedules_with_touches_only
     const ExhaustiveOptions capped{true, std::nullopt, 400};
     ExhaustiveSearch a(capped), b(capped);
     std::vector<std::string> kept, thin;
-    while (a.begin_run()) {
+    for (std::uint64_t i = 0; a.begin_run(i); ++i) {
       const RunResult run = run_once(s, a, keeping_steps(true));
-      a.end_run(run.outcome == RunOutcome::stuck);
+      a.end_run(run);
       kept.push_back(verdict(run) + std::to_string(run.choices.size()));
     }
-    while (b.begin_run()) {
+    for (std::uint64_t i = 0; b.begin_run(i); ++i) {
       const RunResult run = run_once(s, b, keeping_steps(false));
-      b.end_run(run.outcome == RunOutcome::stuck);
+      b.end_run(run);
       thin.push_back(verdict(run) + std::to_string(run.choices.size()));
     }
     EXPECT_EQ(kept, thin);

@@ -13,7 +13,7 @@
 namespace amaxcheck::sched {
 namespace {
 
-ExploreOptions sampled(StrategyKind kind, std::uint64_t seed, std::uint64_t runs) {
+ExploreOptions sampled(const std::string& kind, std::uint64_t seed, std::uint64_t runs) {
   ExploreOptions options;
   options.strategy = kind;
   options.seed = seed;
@@ -54,33 +54,33 @@ TEST(Pct, depth_one_runs_actors_by_fixed_priority) {
 }
 
 TEST(Random, finds_the_planted_wait_after_copy_race) {
-  const ExploreResult r = explore(testing::wait_after_copy(2), sampled(StrategyKind::random, 1, 200));
+  const ExploreResult r = explore(testing::wait_after_copy(2), sampled("random", 1, 200));
   ASSERT_TRUE(r.first_failure.has_value());
   EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::data_race));
   EXPECT_EQ(r.runs, r.first_failure->index + 1) << "stops at the first failing run";
 }
 
 TEST(Pct, finds_the_planted_wait_after_copy_race) {
-  const ExploreResult r = explore(testing::wait_after_copy(2), sampled(StrategyKind::pct, 1, 200));
+  const ExploreResult r = explore(testing::wait_after_copy(2), sampled("pct", 1, 200));
   ASSERT_TRUE(r.first_failure.has_value());
   EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::data_race));
 }
 
 TEST(Random, is_silent_when_the_wait_comes_before_the_copy) {
-  const ExploreResult r = explore(testing::wait_after_copy(2, false), sampled(StrategyKind::random, 1, 200));
+  const ExploreResult r = explore(testing::wait_after_copy(2, false), sampled("random", 1, 200));
   EXPECT_FALSE(r.first_failure.has_value());
   EXPECT_EQ(r.runs, 200u);
   EXPECT_TRUE(r.hazards.empty());
 }
 
 TEST(Random, finds_the_planted_collective_order_swap) {
-  const ExploreResult r = explore(testing::collective_order_swap(), sampled(StrategyKind::random, 2, 200));
+  const ExploreResult r = explore(testing::collective_order_swap(), sampled("random", 2, 200));
   ASSERT_TRUE(r.first_failure.has_value());
   EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::collective_mismatch));
 }
 
 TEST(Pct, finds_the_planted_collective_order_swap) {
-  const ExploreResult r = explore(testing::collective_order_swap(), sampled(StrategyKind::pct, 2, 200));
+  const ExploreResult r = explore(testing::collective_order_swap(), sampled("pct", 2, 200));
   ASSERT_TRUE(r.first_failure.has_value());
   EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::collective_mismatch));
 }
@@ -88,7 +88,7 @@ TEST(Pct, finds_the_planted_collective_order_swap) {
 TEST(Random, finds_a_schedule_dependent_order_swap_between_two_threads) {
   // Whether the amax and gradient all-reduces meet in the same order on both ranks depends on
   // the schedule; some schedules mismatch.
-  ExploreOptions options = sampled(StrategyKind::random, 3, 500);
+  ExploreOptions options = sampled("random", 3, 500);
   const ExploreResult r = explore(testing::shared_comm_two_threads(2), options);
   ASSERT_TRUE(r.first_failure.has_value());
   bool mismatch = false;
@@ -98,13 +98,13 @@ TEST(Random, finds_a_schedule_dependent_order_swap_between_two_threads) {
 }
 
 TEST(Pct, finds_a_schedule_dependent_order_swap_between_two_threads) {
-  const ExploreResult r = explore(testing::shared_comm_two_threads(2), sampled(StrategyKind::pct, 3, 500));
+  const ExploreResult r = explore(testing::shared_comm_two_threads(2), sampled("pct", 3, 500));
   ASSERT_TRUE(r.first_failure.has_value());
 }
 
 TEST(Exhaustive, finds_the_planted_wait_after_copy_race) {
   ExploreOptions options;
-  options.strategy = StrategyKind::exhaustive;
+  options.strategy = "exhaustive";
   const ExploreResult r = explore(testing::wait_after_copy(2), options);
   ASSERT_TRUE(r.first_failure.has_value());
   EXPECT_TRUE(r.first_failure->run.has_hazard(HazardKind::data_race));
@@ -113,7 +113,7 @@ TEST(Exhaustive, finds_the_planted_wait_after_copy_race) {
 
 TEST(Exhaustive, proves_the_fixed_design_clean_with_complete_coverage) {
   ExploreOptions options;
-  options.strategy = StrategyKind::exhaustive;
+  options.strategy = "exhaustive";
   const ExploreResult r = explore(testing::wait_after_copy(2, false), options);
   EXPECT_FALSE(r.first_failure.has_value());
   EXPECT_TRUE(r.coverage_complete);
@@ -124,7 +124,7 @@ TEST(Exhaustive, proves_the_fixed_design_clean_with_complete_coverage) {
 TEST(Explore, results_do_not_depend_on_the_number_of_jobs) {
   const Scenario s = testing::shared_comm_two_threads(3);
   for (bool stop : {true, false}) {
-    ExploreOptions one = sampled(StrategyKind::random, 9, 600);
+    ExploreOptions one = sampled("random", 9, 600);
     one.stop_at_first = stop;
     ExploreOptions four = one;
     four.jobs = 4;
