@@ -50,7 +50,7 @@ TEST(StrategyOptions, values_reach_the_strategy) {
 TEST(StrategyOptions, a_bad_value_is_exit_2_naming_the_option) {
   const Ran algo = amaxcheck(with(target, {"--strategy", "timed", "--collective-algo", "mesh"}));
   EXPECT_EQ(algo.code, exit_bad_input);
-  EXPECT_NE(algo.err.find("--collective-algo: expected ring|tree, got \"mesh\""), std::string::npos) << algo.err;
+  EXPECT_NE(algo.err.find("--collective-algo: expected auto|ring|tree|nvls, got \"mesh\""), std::string::npos) << algo.err;
   const Ran depth = amaxcheck(with(target, {"--strategy", "pct", "--depth", "two"}));
   EXPECT_EQ(depth.code, exit_bad_input);
   EXPECT_NE(depth.err.find("--depth"), std::string::npos) << depth.err;

@@ -77,12 +77,15 @@ TEST(StrategyTable, parameters_reach_the_factory_given_or_by_default) {
 
 TEST(StrategyTable, the_timed_defaults_are_the_cost_models) {
   const Scenario s = testing::wait_after_copy(2);
-  EXPECT_EQ(make_strategy(s, options_for("timed"))->parameters()["cost_model"], CostModel{}.to_json());
+  CostModel defaults;  // the default preset, with the cost model's other defaults
+  defaults.topology = *topology_preset("h100-8x-nvlink-ib400");
+  EXPECT_EQ(make_strategy(s, options_for("timed"))->parameters()["cost_model"], defaults.to_json());
   ExploreOptions options = options_for("timed");
   options.args.set("alpha-us", 2.5);
   options.args.set("bus-gbps", 50.0);
   options.args.set("collective-algo", "tree");
-  CostModel expected;
+  CostModel expected;  // --alpha-us / --bus-gbps select the flat model
+  expected.topology = *topology_preset("flat");
   expected.alpha_us = 2.5;
   expected.beta_us_per_byte = 1.0 / 50'000.0;
   expected.algo = CollectiveAlgo::tree;
@@ -92,10 +95,12 @@ TEST(StrategyTable, the_timed_defaults_are_the_cost_models) {
 TEST(StrategyTable, a_malformed_value_is_an_input_error_naming_the_option) {
   StrategyArgs args;
   args.set("collective-algo", "mesh");
-  EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }), "--collective-algo: expected ring|tree, got \"mesh\"");
-  args = {};
-  args.set("bus-gbps", 0.0);
-  EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }), "--bus-gbps: expected a positive number, got \"0\"");
+  EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }),
+            "--collective-algo: expected auto|ring|tree|nvls, got \"mesh\"");
+  ExploreOptions timed = options_for("timed");
+  timed.args.set("bus-gbps", 0.0);
+  EXPECT_EQ(input_error_of([&] { make_strategy(testing::wait_after_copy(2), timed); }),
+            "--bus-gbps: expected a positive number, got \"0\"");
   args = {};
   args.set("depth", "two");
   EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }), "--depth: expected a whole number >= 0, got \"two\"");
