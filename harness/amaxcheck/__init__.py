@@ -5,7 +5,7 @@
 
     result = amaxcheck.check("te-async", knobs={"comm": "separate", "dp": 4}, strategy="exhaustive")
     assert_clean(result, proven=True)      # a readable failure: hazard, participants, replay command
-    amaxcheck.suite("traces/suites/seed_designs.json").passed
+    amaxcheck.suite("traces/suites/seed_designs.toml").passed
 
 The program is found at AMAXCHECK_BIN, next to the package, or on PATH (amaxcheck.program).
 The same report readers (amaxcheck.report) serve the harness commands (amaxharness).

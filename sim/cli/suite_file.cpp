@@ -11,6 +11,7 @@
 #include "io/json_field.h"
 #include "io/json_file.h"
 #include "io/scenario_json.h"
+#include "io/toml_file.h"
 #include "scheduler/strategy_table.h"
 #include "util/check.h"
 
@@ -192,7 +193,8 @@ Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const
 
 Suite load_suite_file(const std::string& path) {
   const std::string base = std::filesystem::path(path).parent_path().string();
-  return suite_from_json(read_json_file(path, "suite file"), path, base);
+  const bool toml = std::filesystem::path(path).extension() == ".toml";
+  return suite_from_json(toml ? read_toml_file(path, "suite file") : read_json_file(path, "suite file"), path, base);
 }
 
 }  // namespace amaxcheck::cli

@@ -1,7 +1,8 @@
 #pragma once
 /// Expectation suites: a list of cases, each a scenario checked under a strategy and budget,
 /// with the verdict it is expected to reach. `amaxcheck suite FILE` runs one; the demo is one
-/// (traces/suites/demo.json, built into the program). The format is in traces/suites/README.md:
+/// (traces/suites/demo.json, built into the program). The format is in traces/suites/README.md,
+/// in JSON or the same document in TOML:
 ///
 ///   {"suite": "seed designs", "description": "...",
 ///    "defaults": {"scenario": {"protocol": "te-async", "knobs": {"dp": 2}}, "strategy": "exhaustive"},
@@ -57,7 +58,8 @@ struct Suite {
 
 /// Reads a suite document; `where` names it in errors, `base_dir` resolves scenario files.
 Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const std::string& base_dir);
-/// Reads and parses a suite file (JSON); InputError naming the file, line or field.
+/// Reads and parses a suite file, TOML when its name ends in .toml (io/toml_file.h), else JSON;
+/// InputError naming the file, line or field.
 Suite load_suite_file(const std::string& path);
 
 }  // namespace amaxcheck::cli

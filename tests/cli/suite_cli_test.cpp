@@ -74,7 +74,7 @@ std::string without_times(const std::string& text) {
 }
 
 TEST(SuiteCli, the_seed_design_suite_meets_every_expectation) {
-  const Ran r = amaxcheck({"suite", root() + "/traces/suites/seed_designs.json", "--out", out_dir("seed")});
+  const Ran r = amaxcheck({"suite", root() + "/traces/suites/seed_designs.toml", "--out", out_dir("seed")});
   EXPECT_EQ(r.code, exit_clean) << r.out << r.err;
   EXPECT_NE(r.out.find("every case met its expectation (9 of 9)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("separate comm, rank-dependent order, serialized kernels  HAZARD deadlock"), std::string::npos)
@@ -188,6 +188,31 @@ TEST(SuiteCli, bad_input_exits_2_naming_the_file_and_the_field) {
   const Ran r = amaxcheck({"suite", syntax});
   EXPECT_EQ(r.code, exit_bad_input);
   EXPECT_NE(r.err.find(syntax + ":2:13: invalid JSON"), std::string::npos) << r.err;
+}
+
+TEST(SuiteCli, a_toml_suite_is_read_as_the_same_document_with_the_same_errors) {
+  const std::string path = temp_path("suite_toml.toml");
+  std::ofstream(path) << R"(suite = "toml"
+[defaults]
+scenario = { protocol = "te-async", knobs = { dp = 2, modules = 1, iters = 1 } }
+strategy = "random"
+runs = 50
+
+[[cases]]
+name = "waits after copy"
+scenario.knobs.wait = "after-copy"
+expect = { verdict = "no_hazard_found" }
+)";
+  const Ran r = amaxcheck({"suite", path, "--out", out_dir("toml")});
+  EXPECT_EQ(r.code, exit_hazard) << r.out << r.err;
+  EXPECT_NE(r.out.find("did not meet its expectation: waits after copy"), std::string::npos) << r.out;
+
+  const std::string bad = temp_path("suite_toml_bad.toml");
+  std::ofstream(bad) << "suite = \"toml\"\n[[cases]]\nname = \"x\"\nexpect.verdict = \"clean\"\n";
+  const Ran b = amaxcheck({"suite", bad});
+  EXPECT_EQ(b.code, exit_bad_input) << b.out << b.err;
+  EXPECT_NE(b.err.find(bad + ": cases[0].expect.verdict"), std::string::npos) << b.err;
+  EXPECT_EQ(b.out, "");
 }
 
 TEST(SuiteCli, a_scenario_file_case_is_resolved_next_to_the_suite_file) {

@@ -57,7 +57,7 @@ def test_an_inconclusive_check_is_a_result_and_bad_input_raises(real_bin):
 
 
 def test_suite_returns_every_case_and_the_assertion_names_the_failing_one(real_bin, tmp_path):
-    seed = amaxcheck.suite(REPO / "traces" / "suites" / "seed_designs.json", out=tmp_path / "seed")
+    seed = amaxcheck.suite(REPO / "traces" / "suites" / "seed_designs.toml", out=tmp_path / "seed")
     assert seed.passed and seed.exit_code == 0 and len(seed.cases) == 9
     assert_suite_met(seed)
     deadlock = next(c for c in seed.cases if "serialized" in c.name)

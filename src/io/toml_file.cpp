@@ -1,0 +1,110 @@
+#include "io/toml_file.h"
+
+#include <cpptoml.h>
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "io/json_text.h"
+#include "util/check.h"
+#include "util/utf8.h"
+
+namespace amaxcheck {
+namespace {
+
+/// The line of the first bracket or brace that nests deeper than max_json_depth, or 0. Strings
+/// and comments are skipped, so a "[" inside a string does not count.
+std::size_t line_nested_too_deep(std::string_view text) {
+  std::size_t depth = 0;
+  std::size_t line = 1;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      // Basic strings take backslash escapes, literal ones do not; either may be tripled
+      // (multi-line), and then only the tripled quote ends it.
+      const std::string close(text.substr(i, 3) == std::string(3, c) ? 3 : 1, c);
+      i += close.size();
+      while (i < text.size() && text.substr(i, close.size()) != close) {
+        if (text[i] == '\n') ++line;
+        if (c == '"' && text[i] == '\\') ++i;
+        ++i;
+      }
+      i += close.size() - 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_json_depth) return line;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return 0;
+}
+
+// cpptoml's accessors are not const (they hand out shared_ptrs to the node itself).
+nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std::string& where);
+
+nlohmann::json json_of_table(const cpptoml::table& table, const std::string& field, const std::string& where) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [key, value] : table) {
+    out[key] = json_of(*value, field.empty() ? key : field + "." + key, where);
+  }
+  return out;
+}
+
+nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std::string& where) {
+  if (value.is_table()) return json_of_table(*value.as_table(), field, where);
+  if (value.is_table_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& table : value.as_table_array()->get()) {
+      out.push_back(json_of_table(*table, fmt::format("{}[{}]", field, out.size()), where));
+    }
+    return out;
+  }
+  if (value.is_array()) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& item : value.as_array()->get()) {
+      out.push_back(json_of(*item, fmt::format("{}[{}]", field, out.size()), where));
+    }
+    return out;
+  }
+  if (const auto s = value.as<std::string>()) return s->get();
+  if (const auto i = value.as<int64_t>()) return i->get();
+  if (const auto d = value.as<double>()) return d->get();
+  if (const auto b = value.as<bool>()) return b->get();
+  throw InputError(fmt::format("{}: field '{}': expected a string, number, boolean, array or table, not a TOML date or time",
+                               where, field));
+}
+
+}  // namespace
+
+nlohmann::json read_toml_file(const std::string& path, const std::string& what) {
+  const std::string where = escape_invalid_utf8(path);  // a path need not be UTF-8
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InputError(fmt::format("{}: cannot open {}", where, what));
+  std::stringstream buffer;
+  buffer << file.rdbuf();
+  const std::string text = buffer.str();
+  if (const std::size_t line = line_nested_too_deep(text)) {
+    throw InputError(fmt::format("{}:{}: nested deeper than {} levels", where, line, max_json_depth));
+  }
+  std::istringstream stream(text);
+  std::shared_ptr<cpptoml::table> table;
+  try {
+    table = cpptoml::parser(stream).parse();
+  } catch (const cpptoml::parse_exception& e) {
+    // cpptoml says "<what> at line N"; lead with the line as every other reader does.
+    const std::string message = e.what();
+    const std::size_t at = message.rfind(" at line ");
+    if (at == std::string::npos) throw InputError(fmt::format("{}: invalid TOML: {}", where, message));
+    throw InputError(fmt::format("{}:{}: invalid TOML: {}", where, message.substr(at + 9), message.substr(0, at)));
+  }
+  return json_of_table(*table, "", where);
+}
+
+}  // namespace amaxcheck

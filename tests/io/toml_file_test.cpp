@@ -1,0 +1,79 @@
+// TOML documents read as the JSON they stand for: every value kind converts, and what has no
+// JSON counterpart (dates), bad syntax and deep nesting are InputErrors naming file and line.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "io/toml_file.h"
+#include "util/check.h"
+
+namespace amaxcheck {
+namespace {
+
+std::string toml_file(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".toml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    read_toml_file(path, "suite file");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(TomlFile, every_value_kind_becomes_its_json_counterpart) {
+  const std::string path = toml_file("kinds", R"(
+suite = "s"   # a comment with [brackets
+runs = 50
+budget = 1.5
+keep_going = true
+list = [[1, 2], [3]]
+scenario.knobs = { dp = 2, amax-order = "same" }
+text = """
+a "quoted" [line]"""
+
+[[cases]]
+name = "first"
+[[cases]]
+name = "second"
+expect.kinds = ["data_race"]
+)");
+  const nlohmann::json expected = nlohmann::json::parse(R"({
+    "suite": "s", "runs": 50, "budget": 1.5, "keep_going": true, "list": [[1, 2], [3]],
+    "scenario": {"knobs": {"dp": 2, "amax-order": "same"}}, "text": "a \"quoted\" [line]",
+    "cases": [{"name": "first"}, {"name": "second", "expect": {"kinds": ["data_race"]}}]})");
+  EXPECT_EQ(read_toml_file(path, "suite file"), expected);
+}
+
+TEST(TomlFile, a_syntax_error_names_the_file_and_line) {
+  const std::string path = toml_file("syntax", "suite = \"s\"\n\nruns = = 3\n");
+  const std::string error = error_of(path);
+  EXPECT_EQ(error.rfind(path + ":3: invalid TOML: ", 0), 0u) << error;
+}
+
+TEST(TomlFile, a_date_is_refused_naming_its_field) {
+  const std::string error = error_of(toml_file("date", "[defaults]\nwhen = 2026-12-01\n"));
+  EXPECT_NE(error.find("field 'defaults.when': expected a string, number, boolean, array or table"), std::string::npos)
+      << error;
+}
+
+TEST(TomlFile, nesting_deeper_than_the_json_limit_is_refused_before_parsing) {
+  const std::string deep = "a = " + std::string(100000, '[') + std::string(100000, ']') + "\n";
+  const std::string error = error_of(toml_file("deep", "# [[[[ in a comment\ns = \"[[[[\"\n" + deep));
+  EXPECT_NE(error.find(":3: nested deeper than 64 levels"), std::string::npos) << error;
+  // Brackets inside strings and comments do not count.
+  const std::string fine = "a = " + std::string(60, '[') + std::string(60, ']') + "\n";
+  EXPECT_NO_THROW(read_toml_file(toml_file("fine", "s = '" + std::string(200, '[') + "'\n" + fine), "suite file"));
+}
+
+TEST(TomlFile, a_missing_file_is_named) {
+  EXPECT_EQ(error_of("/nonexistent/x.toml"), "/nonexistent/x.toml: cannot open suite file");
+}
+
+}  // namespace
+}  // namespace amaxcheck
