@@ -8,6 +8,7 @@ import json
 import os
 import pathlib
 import sys
+import time
 
 from .. import atomic, program
 from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE, EXIT_INTERNAL, ProgramError
@@ -51,6 +52,8 @@ def add_parser(subparsers):
     p.add_argument("--verbose", action="store_true",
                    help="list every group, divergence and record (the JSON always has them)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--timings", action="store_true",
+                   help="print each phase's wall time to stderr (for bench/fr/bench_import.py)")
     p.set_defaults(run=run)
 
 
@@ -85,15 +88,33 @@ def simulate(scenario_path: pathlib.Path, out: pathlib.Path) -> dict:
     return result
 
 
+class _Phases:
+    """Wall time per phase, printed to stderr with --timings."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.last = enabled, time.perf_counter()
+
+    def done(self, name: str):
+        now = time.perf_counter()
+        if self.enabled:
+            print(f"import-fr: {name}: {now - self.last:.3f} s", file=sys.stderr)
+        self.last = now
+
+
 def run(args) -> int:
+    phases = _Phases(args.timings)
     dumps = dump.load_dumps(args.dumps, args.format)
+    phases.done("read and validate")
     alignment = align.align(dumps)
+    phases.done("align")
     report = agreement.check(dumps, alignment, args.kernels)
+    phases.done("match")
     doc = scenario.build(dumps, alignment, report, args.kernels,
                          source="import-fr " + " ".join(str(p) for p in args.dumps),
                          window=args.window)
     scenario_path = args.out / "scenario.json"
     atomic.write_text(scenario_path, json.dumps(doc, indent=1) + "\n")
+    phases.done("scenario")
     sim, sim_error = None, None
     if not args.no_simulate and os.environ.get("AMAXCHECK_BIN"):
         try:
@@ -117,6 +138,7 @@ def run(args) -> int:
                 print(f"  trace: {sim['trace']}  (amaxcheck replay {sim['trace']})")
             if sim["perfetto"]:
                 print(f"  perfetto: {sim['perfetto']}  (open in ui.perfetto.dev)")
+    phases.done("simulate and report")
     if sim_error:
         print(f"import-fr: the simulator could not check the converted scenario: {sim_error}",
               file=sys.stderr)

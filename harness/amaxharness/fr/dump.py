@@ -52,7 +52,7 @@ class Frame:
         return f"{self.name} at {self.filename}:{self.line}"
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(slots=True)
 class Record:
     rank: int
     index: int  # position in the dump's entries
@@ -215,8 +215,23 @@ def _text(value, where: str) -> str:
     return bounded_text(value, where)
 
 
-def _sizes(value, where: str, shared: dict) -> list:
-    cached = shared.get(id(value))
+class _Cache:
+    """What one dump repeats, read once: lists a pickle's memo shares (by identity: the cache
+    holds them, so their ids stay unique), strings (validated and cut once) and frames."""
+
+    def __init__(self):
+        self.lists, self.texts, self.frames = {}, {}, {}
+
+    def text(self, value: str, where) -> str:
+        """`value` through bounded_text; `where` is called for the error message only."""
+        got = self.texts.get(value)
+        if got is None:
+            got = self.texts[value] = bounded_text(value, where())
+        return got
+
+
+def _sizes(value, where: str, cache: _Cache) -> list:
+    cached = cache.lists.get(id(value))
     if cached is not None and cached[0] is value:
         return cached[1]
     if not isinstance(value, (list, tuple)) or not all(
@@ -225,26 +240,26 @@ def _sizes(value, where: str, shared: dict) -> list:
         raise InputError(f"{where}: expected a list of shapes (lists of non-negative integers), "
                          f"got {_short(value)}")
     sizes = [list(s) for s in value]
-    shared[id(value)] = (value, sizes)
+    cache.lists[id(value)] = (value, sizes)
     return sizes
 
 
-def _strings(value, where: str) -> list:
+def _strings(value, where: str, cache: _Cache) -> list:
     if not isinstance(value, (list, tuple)) or not all(isinstance(s, str) for s in value):
         raise InputError(f"{where}: expected a list of strings, got {_short(value)}")
-    return [bounded_text(s, f"{where}[{i}]") for i, s in enumerate(value)]
+    return [cache.text(s, lambda: f"{where}[{i}]") for i, s in enumerate(value)]
 
 
-def _frame_text(value, where: str) -> str:
-    return bounded_text(value, where) if isinstance(value, str) else cut(_short(value))
+def _frame_text(value, where, cache: _Cache) -> str:
+    return cache.text(value, where) if isinstance(value, str) else cut(_short(value))
 
 
-def _frames(value, where: str, shared: dict) -> tuple[list, int]:
-    """The first MAX_FRAMES frames and how many more there were. `shared` caches by identity:
-    a pickle's memo can make every entry share one long list, which is then read once."""
+def _frames(value, where: str, cache: _Cache) -> tuple[list, int]:
+    """The first MAX_FRAMES frames and how many more there were. A list that a pickle's memo
+    makes every entry share is read once."""
     if not isinstance(value, (list, tuple)):
         raise InputError(f"{where}: expected a list of frames")
-    cached = shared.get(id(value))
+    cached = cache.lists.get(id(value))
     if cached is not None and cached[0] is value:
         return cached[1], cached[2]
     frames = []
@@ -252,12 +267,17 @@ def _frames(value, where: str, shared: dict) -> tuple[list, int]:
         if not isinstance(f, dict):
             raise InputError(f"{where}[{i}]: expected an object with name, filename, line")
         line = f.get("line", 0)
-        frames.append(Frame(name=_frame_text(f.get("name", "?"), f"{where}[{i}].name"),
-                            filename=_frame_text(f.get("filename", "?"), f"{where}[{i}].filename"),
-                            line=line if isinstance(line, int) and not isinstance(line, bool)
-                            and 0 <= line < 1 << 31 else 0))
+        if not (isinstance(line, int) and not isinstance(line, bool) and 0 <= line < 1 << 31):
+            line = 0
+        name = _frame_text(f.get("name", "?"), lambda: f"{where}[{i}].name", cache)
+        filename = _frame_text(f.get("filename", "?"), lambda: f"{where}[{i}].filename", cache)
+        key = (name, filename, line)
+        frame = cache.frames.get(key)
+        if frame is None:
+            frame = cache.frames[key] = Frame(name=name, filename=filename, line=line)
+        frames.append(frame)
     dropped = max(len(value) - MAX_FRAMES, 0)
-    shared[id(value)] = (value, frames, dropped)  # holding `value` keeps its id unique
+    cache.lists[id(value)] = (value, frames, dropped)
     return frames, dropped
 
 
@@ -307,7 +327,53 @@ def _count(f: "_Fields", key: str, default=dataclasses.MISSING) -> int:
     return value
 
 
-def _record(entry, index: int, rank: int, where: str, shared: dict) -> Record:
+def _is_count(value) -> bool:
+    return type(value) is int and 0 <= value <= MAX_ID
+
+
+def _fast_record(entry, index: int, rank: int, cache: _Cache) -> Record | None:
+    """The record of a well-formed entry, checked with plain lookups; None when anything is off,
+    and then _record checks it field by field and says what is wrong."""
+    get = entry.get
+    pg, state, name = get("process_group"), get("state"), get("profiling_name")
+    record_id, seq = get("record_id"), get("collective_seq_id")
+    p2p_seq, op_id = get("p2p_seq_id", 0), get("op_id", 0)
+    created, timeout = get("time_created_ns", 0), get("timeout_ms")
+    duration, is_p2p = get("duration_ms"), get("is_p2p", False)
+    ins, outs = get("input_sizes"), get("output_sizes", [])
+    in_types, out_types = get("input_dtypes", []), get("output_dtypes", [])
+    frames = get("frames", [])
+    if not (type(pg) in (list, tuple) and pg and all(type(x) is str for x in pg)
+            and state in STATES and type(state) is str and type(name) is str
+            and _is_count(record_id) and _is_count(seq)
+            and (p2p_seq is None or _is_count(p2p_seq)) and (op_id is None or type(op_id) is int)
+            and (created is None or type(created) is int)
+            and (timeout is None or type(timeout) is int)
+            and (duration is None or type(duration) in (int, float))
+            and (is_p2p is None or type(is_p2p) is bool)
+            and type(ins) in (list, tuple) and (outs is None or type(outs) in (list, tuple))
+            and (in_types is None or type(in_types) in (list, tuple))
+            and (out_types is None or type(out_types) in (list, tuple))
+            and (frames is None or type(frames) in (list, tuple))):
+        return None
+    try:
+        text = cache.text
+        return Record(
+            rank=rank, index=index, record_id=record_id,
+            pg_name=text(pg[0], str), pg_desc=text(pg[1], str) if len(pg) > 1 else "",
+            collective_seq_id=seq, p2p_seq_id=p2p_seq or 0, op_id=op_id or 0,
+            profiling_name=text(name, str),
+            input_sizes=_sizes(ins, "", cache), input_dtypes=_strings(in_types or [], "", cache),
+            output_sizes=_sizes(outs or [], "", cache),
+            output_dtypes=_strings(out_types or [], "", cache),
+            state=state, is_p2p=bool(is_p2p), time_created_ns=created or 0,
+            timeout_ms=timeout, duration_ms=None if duration is None else float(duration),
+            frames=(got := _frames(frames or [], "", cache))[0], frames_dropped=got[1])
+    except InputError:
+        return None
+
+
+def _record(entry, index: int, rank: int, where: str, cache: _Cache) -> Record:
     if not isinstance(entry, dict):
         raise InputError(f"{where}: expected an object, got {type(entry).__name__}")
     f = _Fields(entry, where)
@@ -318,19 +384,22 @@ def _record(entry, index: int, rank: int, where: str, shared: dict) -> Record:
     if state not in STATES:
         raise InputError(f"{where}.state: expected one of {list(STATES)}, got {_short(state)}")
     duration = f.get("duration_ms", (int, float), None)
-    frames, frames_dropped = _frames(f.get("frames", (list, tuple), []), f"{where}.frames", shared)
+    frames, frames_dropped = _frames(f.get("frames", (list, tuple), []), f"{where}.frames", cache)
     return Record(
         rank=rank, index=index, record_id=_count(f, "record_id"),
-        pg_name=bounded_text(pg[0], f"{where}.process_group[0]"),
-        pg_desc=bounded_text(pg[1], f"{where}.process_group[1]") if len(pg) > 1 else "",
+        pg_name=cache.text(pg[0], lambda: f"{where}.process_group[0]"),
+        pg_desc=cache.text(pg[1], lambda: f"{where}.process_group[1]") if len(pg) > 1 else "",
         collective_seq_id=_count(f, "collective_seq_id"),
         p2p_seq_id=_count(f, "p2p_seq_id", 0), op_id=f.get("op_id", (int,), 0),
-        profiling_name=_text(f.get("profiling_name", (str,)), f"{where}.profiling_name"),
-        input_sizes=_sizes(f.get("input_sizes", (list, tuple)), f"{where}.input_sizes", shared),
-        input_dtypes=_strings(f.get("input_dtypes", (list, tuple), []), f"{where}.input_dtypes"),
-        output_sizes=_sizes(f.get("output_sizes", (list, tuple), []), f"{where}.output_sizes", shared),
+        profiling_name=cache.text(f.get("profiling_name", (str,)),
+                                  lambda: f"{where}.profiling_name"),
+        input_sizes=_sizes(f.get("input_sizes", (list, tuple)), f"{where}.input_sizes", cache),
+        input_dtypes=_strings(f.get("input_dtypes", (list, tuple), []), f"{where}.input_dtypes",
+                              cache),
+        output_sizes=_sizes(f.get("output_sizes", (list, tuple), []), f"{where}.output_sizes",
+                            cache),
         output_dtypes=_strings(f.get("output_dtypes", (list, tuple), []),
-                               f"{where}.output_dtypes"),
+                               f"{where}.output_dtypes", cache),
         state=state, is_p2p=bool(f.get("is_p2p", (bool,), False)),
         time_created_ns=f.get("time_created_ns", (int,), 0),
         timeout_ms=f.get("timeout_ms", (int,), None),
@@ -380,11 +449,15 @@ def parse_dump(doc, path: pathlib.Path, fallback_rank: int) -> Dump:
     if len(entries) > MAX_ENTRIES:
         raise InputError(f"{where}: entries: {len(entries)} records, over the limit of "
                          f"{MAX_ENTRIES} (PyTorch keeps 2000 by default)")
-    records, ignored, shared = [], set(), {}
+    records, ignored, cache = [], set(), _Cache()
+    known_keys = set()  # the key sets seen, each checked once for unknown fields
     for i, entry in enumerate(entries):
-        records.append(_record(entry, i, rank, f"{where}: entries[{i}]", shared))
-        if isinstance(entry, dict):
-            ignored.update(k for k in entry if k not in ENTRY_FIELDS)
+        record = _fast_record(entry, i, rank, cache) if type(entry) is dict else None
+        records.append(record or _record(entry, i, rank, f"{where}: entries[{i}]", cache))
+        keys = frozenset(entry)
+        if keys not in known_keys:
+            known_keys.add(keys)
+            ignored.update(k for k in keys if k not in ENTRY_FIELDS)
     records.sort(key=lambda r: r.record_id)
     ids = [r.record_id for r in records]
     if len(set(ids)) != len(ids):
