@@ -217,10 +217,11 @@ def _text(value, where: str) -> str:
 
 class _Cache:
     """What one dump repeats, read once: lists a pickle's memo shares (by identity: the cache
-    holds them, so their ids stay unique), strings (validated and cut once) and frames."""
+    holds them, so their ids stay unique), strings (validated and cut once), frames and whole
+    call stacks (by content)."""
 
     def __init__(self):
-        self.lists, self.texts, self.frames = {}, {}, {}
+        self.lists, self.texts, self.frames, self.stacks = {}, {}, {}, {}
 
     def text(self, value: str, where) -> str:
         """`value` through bounded_text; `where` is called for the error message only."""
@@ -262,6 +263,14 @@ def _frames(value, where: str, cache: _Cache) -> tuple[list, int]:
     cached = cache.lists.get(id(value))
     if cached is not None and cached[0] is value:
         return cached[1], cached[2]
+    # Entries repeat the same call stacks: a stack read once is reused by content.
+    try:
+        content = tuple((f["name"], f["filename"], f["line"]) for f in value[:MAX_FRAMES])
+        cached = cache.stacks.get(content)
+    except (TypeError, KeyError):
+        content = cached = None
+    if cached is not None:
+        return cached, max(len(value) - MAX_FRAMES, 0)
     frames = []
     for i, f in enumerate(value[:MAX_FRAMES]):
         if not isinstance(f, dict):
@@ -278,6 +287,8 @@ def _frames(value, where: str, cache: _Cache) -> tuple[list, int]:
         frames.append(frame)
     dropped = max(len(value) - MAX_FRAMES, 0)
     cache.lists[id(value)] = (value, frames, dropped)
+    if content is not None:
+        cache.stacks[content] = frames
     return frames, dropped
 
 
