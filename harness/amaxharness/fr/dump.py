@@ -222,6 +222,7 @@ class _Cache:
 
     def __init__(self):
         self.lists, self.texts, self.frames, self.stacks = {}, {}, {}, {}
+        self.shapes = {}  # the size and dtype lists, by content
 
     def text(self, value: str, where) -> str:
         """`value` through bounded_text; `where` is called for the error message only."""
@@ -240,7 +241,10 @@ def _sizes(value, where: str, cache: _Cache) -> list:
                                                  and 0 <= d <= MAX_ID for d in s) for s in value):
         raise InputError(f"{where}: expected a list of shapes (lists of non-negative integers), "
                          f"got {_short(value)}")
-    sizes = [list(s) for s in value]
+    key = tuple(map(tuple, value))  # equal shapes share one list: far less memory
+    sizes = cache.shapes.get(key)
+    if sizes is None:
+        sizes = cache.shapes[key] = [list(s) for s in value]
     cache.lists[id(value)] = (value, sizes)
     return sizes
 
@@ -248,7 +252,12 @@ def _sizes(value, where: str, cache: _Cache) -> list:
 def _strings(value, where: str, cache: _Cache) -> list:
     if not isinstance(value, (list, tuple)) or not all(isinstance(s, str) for s in value):
         raise InputError(f"{where}: expected a list of strings, got {_short(value)}")
-    return [cache.text(s, lambda: f"{where}[{i}]") for i, s in enumerate(value)]
+    key = tuple(value)
+    got = cache.shapes.get(key)
+    if got is None:
+        got = cache.shapes[key] = [cache.text(s, lambda: f"{where}[{i}]")
+                                   for i, s in enumerate(value)]
+    return got
 
 
 def _frame_text(value, where, cache: _Cache) -> str:
