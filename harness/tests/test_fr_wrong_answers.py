@@ -2,7 +2,6 @@
 the numbers in the test names are the issue's items."""
 
 import json
-import pathlib
 import pickle
 import resource
 import subprocess
@@ -45,7 +44,7 @@ def write_ranks(tmp_path, per_rank, ranks=None, fmt="pickle", **kwargs):
             for r, recs in per_rank.items()]
 
 
-# ---- 1: ring buffers wrapped at different record_ids ------------------------------------------
+# ---- 1: ring buffers wrapped at different record_ids -----------------------------------------
 
 def with_metrics(records, every=1):
     """Rank-local extra collectives (metrics on group 2) after every `every`-th record: this
@@ -137,7 +136,7 @@ def test_2_a_divergence_still_wins_over_a_missing_dump(tmp_path, cli):
     assert doc["missing_ranks"] == [3] and doc["verdict"] == "divergent"
 
 
-# ---- 3: the scenario is windowed ---------------------------------------------------------------
+# ---- 3: the scenario is windowed -------------------------------------------------------------
 
 def test_3_the_scenario_keeps_the_last_k_collectives_before_the_divergence(tmp_path, cli,
                                                                              fake_bin):
@@ -185,7 +184,7 @@ def test_4_a_seq_beyond_64_bits_is_refused(tmp_path, cli):
     assert "collective_seq_id: expected an integer in 0..2^63-1" in done.stderr
 
 
-# ---- 5: entries sharing one long frame list ---------------------------------------------------
+# ---- 5: entries sharing one long frame list --------------------------------------------------
 
 def test_5_entries_that_share_one_20k_frame_list_are_read_in_bounded_memory(tmp_path):
     frames = [{"name": f"f{i}", "filename": "deep.py", "line": i} for i in range(20000)]
@@ -214,7 +213,7 @@ def test_5_a_record_keeps_at_most_64_frames_and_counts_the_rest(tmp_path, cli):
     assert len(record["frames"]) == 64 and record["frames_dropped"] == 36
 
 
-# ---- 6: a 50 MB string ---------------------------------------------------------------------------
+# ---- 6: a 50 MB string -----------------------------------------------------------------------
 
 def test_6_a_huge_string_is_cut_in_the_report_and_the_scenario(tmp_path, cli):
     huge = "x" * (8 << 20)
@@ -238,7 +237,7 @@ def test_6_two_long_names_that_differ_only_at_the_end_stay_different(tmp_path, c
     assert doc["root_cause"]["kinds"] == ["type_mismatch"]
 
 
-# ---- 7: deep nesting ---------------------------------------------------------------------------
+# ---- 7: deep nesting -------------------------------------------------------------------------
 
 def test_7_deeply_nested_ranks_in_a_json_string_are_refused_with_exit_2(tmp_path, cli):
     deep = "[" * 100_000 + "]" * 100_000
@@ -273,7 +272,7 @@ def test_7_deeply_nested_json_is_refused_with_exit_2(tmp_path, cli):
     assert done.returncode == 2 and "nested too deeply" in done.stderr
 
 
-# ---- 8: exit codes --------------------------------------------------------------------------------
+# ---- 8: exit codes ---------------------------------------------------------------------------
 
 def test_8_an_unexpected_error_exits_3_not_1(tmp_path, monkeypatch, capsys):
     from amaxharness import main
@@ -311,7 +310,7 @@ def test_8_the_launcher_checks_and_runs_the_same_interpreter():
     assert "exec python3 " not in launcher and "\n  python3 -m pip" not in launcher
 
 
-# ---- 9: lone surrogates -------------------------------------------------------------------------
+# ---- 9: lone surrogates ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("field", ["frames", "profiling_name", "process_group"])
 def test_9_a_lone_surrogate_is_refused_with_exit_2(tmp_path, cli, field):
@@ -331,7 +330,7 @@ def test_9_a_lone_surrogate_is_refused_with_exit_2(tmp_path, cli, field):
     assert not (tmp_path / "out" / "scenario.json").exists()
 
 
-# ---- 10, 11: gloo ------------------------------------------------------------------------------------
+# ---- 10, 11: gloo ----------------------------------------------------------------------------
 
 def gloo(records):
     for r in records:
@@ -390,7 +389,7 @@ def test_11_a_gloo_size_mismatch_is_found(tmp_path, cli):
     assert doc["root_cause"]["group"] == "1" and doc["root_cause"]["kinds"] == ["size_mismatch"]
 
 
-# ---- report order ---------------------------------------------------------------------------------
+# ---- report order ----------------------------------------------------------------------------
 
 def test_the_root_cause_comes_first_and_the_knock_on_is_counted(tmp_path, cli):
     per_rank = {0: fr.training(), 1: fr.training(), 2: fr.training()[:3]}  # rank 2 stops early
@@ -415,3 +414,14 @@ def test_a_big_hung_job_names_the_stuck_rank_in_a_short_report(tmp_path, cli):
     text = import_fr(cli, tmp_path, paths)
     assert len(text.stdout.splitlines()) < 80
     assert "root cause: group 12, first divergence" in text.stdout
+
+
+def test_1_an_undecidable_member_stays_out_of_the_simulated_communicator(tmp_path, cli,
+                                                                          fake_bin):
+    rank0 = renumber(fr.training(iterations=3))
+    rank1 = [r for r in renumber(fr.training(iterations=3)) if r["process_group"][0] == "0"][2:]
+    done = cli("import-fr", *write_ranks(tmp_path, {0: rank0, 1: rank1}), "--out",
+               tmp_path / "out")
+    assert done.returncode == 4, done.stdout + done.stderr
+    comms = json.loads((tmp_path / "out" / "scenario.json").read_text())["comms"]
+    assert comms == [{"name": "pg 0", "members": [0, 1]}, {"name": "pg 1", "members": [0]}]

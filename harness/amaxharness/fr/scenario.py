@@ -89,7 +89,9 @@ def build(dumps: list[Dump], alignment: Alignment, report: AgreementReport, kern
     index_of_rank = {d.rank: i for i, d in enumerate(dumps)}
     members: dict[str, list[int]] = {}
     for g in report.groups:
-        members[g.name] = [index_of_rank[r] for r in g.dumped]
+        # a member whose part is undecidable stays out: what it issued is unknown, and the
+        # simulator would otherwise call its silence a hang
+        members[g.name] = [index_of_rank[r] for r in g.dumped if r not in g.undecidable]
     comm_of = {g: f"pg {g}" if len(g) <= 40 else f"pg #{i} {g[:40]}"
                for i, g in enumerate(groups)}
     comms = [{"name": comm_of[g], "members": members[g]} for g in groups]
