@@ -425,3 +425,14 @@ def test_1_an_undecidable_member_stays_out_of_the_simulated_communicator(tmp_pat
     assert done.returncode == 4, done.stdout + done.stderr
     comms = json.loads((tmp_path / "out" / "scenario.json").read_text())["comms"]
     assert comms == [{"name": "pg 0", "members": [0, 1]}, {"name": "pg 1", "members": [0]}]
+
+
+def test_the_import_benchmark_runs_and_reports_a_row(tmp_path):
+    done = subprocess.run([sys.executable, str(HARNESS.parent / "bench" / "fr" /
+                                               "bench_import.py"),
+                           "--ranks", "8", "--records", "40", "--work", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    row = done.stdout.splitlines()[-1].split(" | ")
+    assert row[0] == "| 8" and row[2] == "1"  # the hung job's import exits 1 (divergent)
+    assert "root cause: group" in done.stderr
