@@ -436,3 +436,10 @@ def test_the_import_benchmark_runs_and_reports_a_row(tmp_path):
     row = done.stdout.splitlines()[-1].split(" | ")
     assert row[0] == "| 8" and row[2] == "1"  # the hung job's import exits 1 (divergent)
     assert "root cause: group" in done.stderr
+
+
+def test_a_rank_beyond_a_million_is_refused_rather_than_counted_as_missing(tmp_path, cli):
+    paths = fr.write_pair(tmp_path, fr.training(), fr.training(),
+                          groups={"0": ("default_pg", [0, 1, 1 << 24])})
+    done = import_fr(cli, tmp_path, paths)
+    assert done.returncode == 2 and "expected a list of non-negative ranks" in done.stderr

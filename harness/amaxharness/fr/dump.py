@@ -38,7 +38,7 @@ MAX_FILE_BYTES = 1 << 30
 MAX_ENTRIES = 1 << 20
 MAX_TEXT = 200
 MAX_FRAMES = 64
-MAX_RANK = 1 << 24
+MAX_RANK = 1 << 20  # ranks run below this (a million GPUs): a bigger one is refused
 MAX_ID = (1 << 63) - 1
 
 
