@@ -15,8 +15,8 @@ def kinds_found(doc):
     for g in doc["groups"]:
         if g["first_divergence"]:
             kinds += g["first_divergence"]["kinds"]
-    if doc["order_inversions_are_divergences"]:
-        for inv in doc["order_inversions"]:
+    for inv in doc["order_inversions"]:
+        if inv["deadlocks"]:
             kinds += inv["kinds"]
     return sorted(set(kinds))
 

@@ -4,10 +4,12 @@ convert them into a scenario the simulator checks, replays and exports."""
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import pathlib
 import sys
+import time
 
 from .. import atomic, program
 from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE, EXIT_INTERNAL, ProgramError
@@ -15,14 +17,16 @@ from . import agreement, align, dump, render, scenario
 
 HELP = """\
 Reads PyTorch Flight Recorder dumps (one per rank; pickle, PyTorch's default, or JSON; version
-2.x), aligns their ring buffers, matches collectives per process group by collective_seq_id and
-reports the first divergence of each group (operation, size or dtype mismatch, ranks that never
-joined, state mismatch) with every rank's record and call stack. Pickles are loaded with a
-loader that refuses every global, so a dump cannot run code.
+2.x), aligns each process group's records by collective_seq_id, and reports the first
+divergence of each group (operation, size or dtype mismatch, ranks that never joined, state
+mismatch), the root cause (the earliest) first, with its ranks' records and call stacks.
+Pickles are loaded with a loader that refuses every global, so a dump cannot run code.
 
-It writes OUT/scenario.json (the dumps as an explicit amaxcheck scenario) and, when the program
-is built, checks it with the simulator: OUT/trace.jsonl and OUT/timeline.perfetto.json.
-Exit 0: consistent; 1: a divergence; 2: a bad dump.
+It writes OUT/scenario.json (the last --window collectives of each group up to its first
+divergence, as an explicit amaxcheck scenario) and, when the program is built, checks it with
+the simulator: OUT/trace.jsonl and OUT/timeline.perfetto.json.
+Exit 0: consistent; 1: a divergence; 2: a bad dump; 3: an internal error; 4: inconclusive (a
+rank has no dump, or a group's part is undecidable, and no divergence was found).
 """
 
 
@@ -33,16 +37,35 @@ def add_parser(subparsers):
     p.add_argument("dumps", nargs="+", type=pathlib.Path, metavar="DUMP")
     p.add_argument("--format", choices=("auto", "pickle", "json"), default="auto",
                    help="dump format (default: JSON when the file starts with '{', else pickle)")
-    p.add_argument("--kernels", choices=("serialized", "concurrent"), default="serialized",
-                   help="collective kernel concurrency: under 'serialized' (NCCL < 2.26, the "
-                        "default) a cross-group order inversion is a divergence")
+    p.add_argument("--kernels", choices=("auto", "serialized", "concurrent"), default="auto",
+                   help="collective kernel concurrency: under 'serialized' (NCCL < 2.26) a "
+                        "cross-group order inversion is a divergence; 'auto' (the default) "
+                        "takes it from the dump's backend: serialized for NCCL groups, "
+                        "concurrent for gloo")
     p.add_argument("--out", type=pathlib.Path, default=pathlib.Path("out") / "fr-import",
                    help="output folder (default: out/fr-import)")
     p.add_argument("--frames", type=int, default=8, help="call-stack frames shown per record")
     p.add_argument("--no-simulate", action="store_true",
                    help="only the Python agreement check; do not run the converted scenario")
+    p.add_argument("--window", type=_positive, default=8, metavar="K",
+                   help="collectives per group kept in the scenario, up to its first divergence "
+                        "(default 8)")
+    p.add_argument("--verbose", action="store_true",
+                   help="list every group, divergence and record (the JSON always has them)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--timings", action="store_true",
+                   help="print each phase's wall time to stderr (for bench/fr/bench_import.py)")
     p.set_defaults(run=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
 
 
 def simulate(scenario_path: pathlib.Path, out: pathlib.Path) -> dict:
@@ -66,14 +89,37 @@ def simulate(scenario_path: pathlib.Path, out: pathlib.Path) -> dict:
     return result
 
 
+class _Phases:
+    """Wall time per phase, printed to stderr with --timings."""
+
+    def __init__(self, enabled: bool):
+        self.enabled, self.last = enabled, time.perf_counter()
+
+    def done(self, name: str):
+        now = time.perf_counter()
+        if self.enabled:
+            print(f"import-fr: {name}: {now - self.last:.3f} s", file=sys.stderr)
+        self.last = now
+
+
 def run(args) -> int:
+    # Dumps are millions of small containers and none of them cycles: the cyclic collector
+    # would walk them over and over while they load (5x the unpickling time); reference
+    # counting frees everything the import drops.
+    gc.disable()
+    phases = _Phases(args.timings)
     dumps = dump.load_dumps(args.dumps, args.format)
+    phases.done("read and validate")
     alignment = align.align(dumps)
+    phases.done("align")
     report = agreement.check(dumps, alignment, args.kernels)
-    doc = scenario.build(dumps, alignment, args.kernels,
-                         source="import-fr " + " ".join(str(p) for p in args.dumps))
+    phases.done("match")
+    doc = scenario.build(dumps, alignment, report, args.kernels,
+                         source="import-fr " + " ".join(str(p) for p in args.dumps),
+                         window=args.window)
     scenario_path = args.out / "scenario.json"
     atomic.write_text(scenario_path, json.dumps(doc, indent=1) + "\n")
+    phases.done("scenario")
     sim, sim_error = None, None
     if not args.no_simulate and os.environ.get("AMAXCHECK_BIN"):
         try:
@@ -83,10 +129,12 @@ def run(args) -> int:
     if args.json:
         out = render.document(dumps, alignment, report)
         out["scenario"] = str(scenario_path)
+        out["scenario_window"] = {g: list(w) for g, w in
+                                  scenario.windows(alignment, report, args.window).items()}
         out["simulator"] = sim if sim else ({"error": sim_error} if sim_error else None)
         print(json.dumps(out, indent=1))
     else:
-        print(render.text(dumps, alignment, report, args.frames))
+        print(render.text(dumps, alignment, report, args.frames, args.verbose))
         print(f"scenario: {scenario_path}")
         if sim:
             kinds = ", ".join(sim["hazard_kinds"]) or "no hazard"
@@ -95,6 +143,7 @@ def run(args) -> int:
                 print(f"  trace: {sim['trace']}  (amaxcheck replay {sim['trace']})")
             if sim["perfetto"]:
                 print(f"  perfetto: {sim['perfetto']}  (open in ui.perfetto.dev)")
+    phases.done("simulate and report")
     if sim_error:
         print(f"import-fr: the simulator could not check the converted scenario: {sim_error}",
               file=sys.stderr)
@@ -102,5 +151,7 @@ def run(args) -> int:
     diverged = bool(report.divergences) or (sim is not None and sim["verdict"] == "hazard")
     if diverged:
         return EXIT_HAZARD
-    # A simulation that a cap cut short says nothing about the job: not clean.
-    return EXIT_INCONCLUSIVE if sim is not None and sim["verdict"] == "inconclusive" else EXIT_CLEAN
+    # Missing dumps, undecidable groups, or a simulation a cap cut short: not clean.
+    if report.undecidable or (sim is not None and sim["verdict"] == "inconclusive"):
+        return EXIT_INCONCLUSIVE
+    return EXIT_CLEAN

@@ -1,9 +1,20 @@
-"""The import's report: human text (the default) and a JSON document (--json)."""
+"""The import's report: human text (the default) and a JSON document (--json).
+
+The text leads with the root cause: the earliest divergence (in time_created_ns, then seq).
+What follows from it (the ranks that then wait in other groups) is summarised with counts; the
+full listing of every group, divergence and record is under --verbose, and always in the JSON.
+Every string in it was cut to a bounded length when the dump was read (dump.bounded_text).
+"""
 
 from __future__ import annotations
 
-from .agreement import AgreementReport, Divergence
+import collections
+
+from .agreement import AgreementReport, Divergence, ranks_text
 from .align import Alignment
+
+BRIEF_GROUPS = 16  # up to this many groups, each gets its line without --verbose
+BRIEF_LIST = 8  # knock-on divergences and deviating ranks listed without --verbose
 
 
 def _record_lines(rank: int, records: list, frames: int) -> list[str]:
@@ -15,57 +26,125 @@ def _record_lines(rank: int, records: list, frames: int) -> list[str]:
                      f"#{r.collective_seq_id}: {r.describe()}")
         for frame in r.frames[:frames]:
             lines.append(f"        at {frame}")
-        if len(r.frames) > frames:
-            lines.append(f"        ... {len(r.frames) - frames} more frames")
+        more = len(r.frames) - frames + r.frames_dropped
+        if more > 0:
+            lines.append(f"        ... {more} more frames")
     return lines
 
 
-def divergence_lines(d: Divergence, frames: int) -> list[str]:
+def _shown_ranks(d: Divergence, verbose: bool) -> tuple[list, int]:
+    """The ranks whose records are printed: every deviating one (up to BRIEF_LIST) and one that
+    agrees, to compare with; everything under --verbose."""
+    ranks = sorted(d.records)
+    if verbose or len(ranks) <= BRIEF_LIST:
+        return ranks, 0
+    deviating = [r for r in d.ranks if r in d.records][:BRIEF_LIST]
+    agreeing = [r for r in ranks if r not in set(d.ranks)][:1]
+    shown = sorted(deviating + agreeing)
+    return shown, len(ranks) - len(shown)
+
+
+def divergence_lines(d: Divergence, frames: int, verbose: bool = True) -> list[str]:
     lines = [f"  {f.kind}: {f.text}" for f in d.findings]
-    for rank in sorted(d.records):
+    shown, hidden = _shown_ranks(d, verbose)
+    for rank in shown:
         lines += _record_lines(rank, d.records[rank], frames)
+    if hidden:
+        lines.append(f"    ... the records of {hidden} more rank(s) under --verbose")
     return lines
 
 
-def text(dumps, alignment: Alignment, report: AgreementReport, frames: int = 8) -> str:
+def _where(d: Divergence) -> str:
+    if d.other:
+        return f"order inversion between group {d.group} #{d.seq} and group {d.other[0]} " \
+               f"#{d.other[1]}"
+    if d.seq is None:
+        return f"group {d.group}: the dumps disagree on its members"
+    return f"group {d.group}, first divergence at collective_seq_id {d.seq}"
+
+
+def _group_line(g) -> str:
+    head = (f"group {g.name}" + (f" ({g.desc})" if g.desc else "") +
+            f": members {ranks_text(g.members)}")
+    if g.window:
+        head += f"; collectives #{g.window[0]}..#{g.window[1]}: {g.matched} agree"
+    if g.divergent:
+        head += f", {g.divergent} diverge"
+    if g.undecidable:
+        by_why = collections.defaultdict(list)
+        for r, why in g.undecidable.items():
+            by_why[why].append(r)
+        head += "; undecidable for " + "; ".join(f"rank(s) {ranks_text(rs)} ({why})"
+                                                 for why, rs in sorted(by_why.items()))
+    elif not g.first and not g.membership:
+        head += "; consistent"
+    if g.first:
+        head += f"; first divergence at #{g.first.seq} ({', '.join(g.first.kinds)})"
+    return head
+
+
+def _summary(groups: list) -> str:
+    counts = collections.Counter("divergent" if g.first or g.membership else
+                                 "undecidable" if g.undecidable else "consistent" for g in groups)
+    return f"{len(groups)} groups: " + ", ".join(f"{counts[k]} {k}" for k in
+                                                 ("consistent", "divergent", "undecidable")
+                                                 if counts[k])
+
+
+def text(dumps, alignment: Alignment, report: AgreementReport, frames: int = 8,
+         verbose: bool = False) -> str:
     versions = sorted({d.version for d in dumps})
-    out = [f"import-fr: {len(dumps)} dump(s), Flight Recorder version {', '.join(versions)}"]
-    out += [f"  rank {d.rank}: {d.path} ({len(d.records)} records)" for d in dumps]
-    dropped = {r: n for r, n in alignment.dropped.items() if n}
-    if alignment.cutoff is not None:
-        out.append(f"aligned from record_id {alignment.cutoff}" +
-                   (" (ring buffer wrapped; dropped " +
-                    ", ".join(f"rank {r}: {n}" for r, n in sorted(dropped.items())) + ")"
-                    if dropped else ""))
-    for g in report.groups:
-        head = (f"group {g.name}" + (f" ({g.desc})" if g.desc else "") +
-                f": members {', '.join(map(str, g.members))}")
-        if g.window:
-            head += f"; collectives #{g.window[0]}..#{g.window[1]}: {g.matched} agree"
-        if g.divergent:
-            head += f", {g.divergent} diverge"
-        if not g.first and not g.membership:
-            out.append(head + "; consistent")
-            continue
-        out.append(head)
-        for f in g.membership:
-            out.append(f"  {f.kind}: {f.text}")
-        if g.first:
-            out.append(f"  first divergence at collective_seq_id {g.first.seq}:")
-            out += divergence_lines(g.first, frames)
-    for inv in report.inversions:
-        label = "order inversion" if report.inversions_are_divergences else \
-            "note: order inversion (safe only when collective kernels run concurrently)"
-        out.append(f"{label} between group {inv.group} and group {inv.other[0]}:")
-        out += divergence_lines(inv, frames)
-        if report.inversions_are_divergences:
+    backends = sorted({g.backend for g in report.groups}) or ["unknown"]
+    out = [f"import-fr: {len(dumps)} dump(s) (ranks {ranks_text(d.rank for d in dumps)}), "
+           f"Flight Recorder version {', '.join(versions)}, backend {', '.join(backends)}"]
+    if verbose or len(dumps) <= BRIEF_LIST:
+        out += [f"  rank {d.rank}: {d.path} ({len(d.records)} records"
+                f"{', ring buffer wrapped' if d.rank in alignment.wrapped else ''})"
+                for d in dumps]
+    ordered = report.ordered_divergences()
+    if ordered:
+        root, rest = ordered[0], ordered[1:]
+        out.append(f"root cause: {_where(root)}:")
+        out += divergence_lines(root, frames, verbose)
+        if root.other and root.deadlocks:
             out.append("  with serialized collective kernels (NCCL < 2.26) this deadlocks")
+        if rest:
+            kinds = collections.Counter(k for d in rest for k in d.kinds)
+            out.append(f"after it: {len(rest)} more divergence(s) (" +
+                       ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + ") in " +
+                       f"{len({d.group for d in rest})} group(s)" +
+                       ("" if verbose else "; --verbose lists each, the JSON has them all"))
+            for d in rest if verbose else rest[:BRIEF_LIST]:
+                out.append(f"  {_where(d)} ({', '.join(d.kinds)}; "
+                           f"ranks {ranks_text(d.ranks)})")
+                if verbose:
+                    out += divergence_lines(d, frames, verbose)
+            if not verbose and len(rest) > BRIEF_LIST:
+                out.append(f"  ... {len(rest) - BRIEF_LIST} more")
+    if verbose or len(report.groups) <= BRIEF_GROUPS:
+        for g in report.groups:
+            out.append(_group_line(g))
+            out += [f"  {f.kind}: {f.text}" for f in g.membership]
+    else:
+        out.append(_summary(report.groups))
+        out += [_group_line(g) for g in report.groups if g.undecidable][:BRIEF_LIST]
+    for inv in report.inversions:
+        if not inv.deadlocks:
+            out.append(f"note: order inversion between group {inv.group} and group "
+                       f"{inv.other[0]} (safe: these groups' collectives do not serialize; "
+                       "--kernels serialized says otherwise)")
+            out += divergence_lines(inv, frames, verbose)
     if report.p2p_ignored:
         out.append(f"note: {report.p2p_ignored} point-to-point record(s) were not matched")
     out += [f"note: {n}" for n in report.notes]
     n = len(report.divergences)
-    out.append(f"verdict: {'DIVERGENT' if n else 'consistent'}" +
-               (f" ({n} divergence{'s' if n > 1 else ''})" if n else ""))
+    if n:
+        out.append(f"verdict: DIVERGENT ({n} divergence{'s' if n > 1 else ''})")
+    elif report.undecidable:
+        out.append("verdict: INCONCLUSIVE (no divergence found, but part of the job is "
+                   "undecidable: see above)")
+    else:
+        out.append("verdict: consistent")
     return "\n".join(out)
 
 
@@ -75,13 +154,14 @@ def _record_json(r) -> dict:
             "input_sizes": r.input_sizes, "input_dtypes": r.input_dtypes,
             "output_sizes": r.output_sizes, "output_dtypes": r.output_dtypes, "state": r.state,
             "frames": [{"name": f.name, "filename": f.filename, "line": f.line}
-                       for f in r.frames]}
+                       for f in r.frames], "frames_dropped": r.frames_dropped}
 
 
 def _divergence_json(d: Divergence) -> dict:
     return {"group": d.group, "collective_seq_id": d.seq, "kinds": d.kinds,
             "other": None if d.other is None else {"group": d.other[0],
                                                     "collective_seq_id": d.other[1]},
+            "deadlocks": d.deadlocks if d.other else None, "time_created_ns": d.time_ns,
             "findings": [{"kind": f.kind, "text": f.text} for f in d.findings],
             "ranks": d.ranks,
             "records": {str(r): [_record_json(x) for x in recs]
@@ -89,20 +169,27 @@ def _divergence_json(d: Divergence) -> dict:
 
 
 def document(dumps, alignment: Alignment, report: AgreementReport) -> dict:
+    ordered = report.ordered_divergences()
     return {
         "dumps": [{"rank": d.rank, "path": str(d.path), "version": d.version,
-                   "records": len(d.records)} for d in dumps],
-        "aligned_from_record_id": alignment.cutoff,
-        "dropped": {str(r): n for r, n in sorted(alignment.dropped.items())},
-        "groups": [{"name": g.name, "desc": g.desc, "members": list(g.members),
+                   "records": len(d.records), "wrapped": d.rank in alignment.wrapped}
+                  for d in dumps],
+        "missing_ranks": report.missing_ranks,
+        "root_cause": _divergence_json(ordered[0]) if ordered else None,
+        "knock_on": [{"group": d.group, "collective_seq_id": d.seq, "kinds": d.kinds,
+                      "ranks": d.ranks} for d in ordered[1:]],
+        "groups": [{"name": g.name, "desc": g.desc, "backend": g.backend,
+                    "members": list(g.members),
                     "window": list(g.window) if g.window else None, "matched": g.matched,
                     "divergent": g.divergent,
+                    "undecidable": {str(r): why for r, why in sorted(g.undecidable.items())},
                     "membership": [{"kind": f.kind, "text": f.text} for f in g.membership],
-                    "first_divergence": _divergence_json(g.first) if g.first else None}
+                    "first_divergence": _divergence_json(g.first) if g.first else None,
+                    "divergent_seqs": [{"collective_seq_id": s, "kinds": k, "ranks": rs}
+                                       for s, k, rs in g.divergent_seqs]}
                    for g in report.groups],
         "order_inversions": [_divergence_json(d) for d in report.inversions],
-        "order_inversions_are_divergences": report.inversions_are_divergences,
         "p2p_ignored": report.p2p_ignored,
         "notes": report.notes,
-        "verdict": "divergent" if report.divergences else "consistent",
+        "verdict": report.verdict,
     }

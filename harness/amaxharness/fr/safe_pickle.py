@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import pickle
 
-ALLOWED_TYPES = (dict, list, tuple, str, int, float, bool, type(None))
 
 
 class RefusedPickle(Exception):
@@ -29,22 +28,35 @@ class _PlainDataUnpickler(pickle.Unpickler):
         raise RefusedPickle("it uses a persistent id")
 
 
+SCALARS = frozenset((str, int, float, bool, type(None)))
+
+
 def _check_plain(value):
-    """Walks the loaded value (iteratively: dumps can nest deeply) and rejects other types."""
-    stack, seen = [value], set()
+    """Walks the loaded value (iteratively: dumps can nest deeply) and rejects other types.
+    Exact types only (a subclass could carry behaviour); only containers are pushed, and each
+    once, so a list that a pickle's memo shares across many entries is walked once."""
+    def refuse(item):
+        raise RefusedPickle(f"it holds a {type(item).__name__}, which is not plain data")
+
+    if type(value) in SCALARS:
+        return
+    if type(value) not in (dict, list, tuple):
+        refuse(value)
+    stack, seen = [value], {id(value)}
+    scalars = SCALARS
     while stack:
         item = stack.pop()
-        if not isinstance(item, ALLOWED_TYPES) or type(item) not in ALLOWED_TYPES:
-            raise RefusedPickle(f"it holds a {type(item).__name__}, which is not plain data")
-        if isinstance(item, (dict, list, tuple)):
-            if id(item) in seen:
+        items = (*item.keys(), *item.values()) if type(item) is dict else item
+        for x in items:
+            t = type(x)
+            if t in scalars:
                 continue
-            seen.add(id(item))
-            if isinstance(item, dict):
-                stack.extend(item.keys())
-                stack.extend(item.values())
-            else:
-                stack.extend(item)
+            if t is dict or t is list or t is tuple:
+                if id(x) not in seen:
+                    seen.add(id(x))
+                    stack.append(x)
+                continue
+            refuse(x)
 
 
 def loads_plain(data: bytes):

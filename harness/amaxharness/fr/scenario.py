@@ -6,6 +6,11 @@ collectives in record order, one stream and one communicator per process group (
 group's work on its own internal stream). Each collective gets its own buffer range, so no race
 is invented between unrelated collectives.
 
+The scenario is windowed, so the simulated part stays small however big the job: per group,
+the last `window` collectives up to and including its first divergence (or up to its last
+collective when it has none), the same seqs on every member, so the k-th collectives the
+simulator pairs are the same ones.
+
 Two liberties, both so the simulator can hold a real job's dump:
 - Element counts are renumbered: every distinct size in the dumps maps to a small count
   (1, 2, 3, ... in size order). Equal sizes stay equal and different sizes stay different, which
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from .agreement import AgreementReport
 from .align import Alignment
 from .dump import Dump, Record
 
@@ -57,38 +63,41 @@ def _origin(r: Record) -> str:
     return text
 
 
-def build(dumps: list[Dump], alignment: Alignment, kernels: str, source: str) -> dict:
-    """The scenario document (explicit form)."""
-    kept = {d.rank: [r for r in alignment.records[d.rank] if not r.is_p2p] for d in dumps}
-    # Per group, start where every rank that recorded it still has it, as the agreement check
-    # does; otherwise the k-th collectives the simulator pairs would not be the same ones.
-    first_seq: dict[str, int] = {}
-    for recs in kept.values():
-        seen: dict[str, int] = {}
-        for r in recs:
-            seen.setdefault(r.pg_name, r.collective_seq_id)
-            seen[r.pg_name] = min(seen[r.pg_name], r.collective_seq_id)
-        for g, lo in seen.items():
-            first_seq[g] = max(first_seq.get(g, lo), lo)
-    kept = {rank: [r for r in recs if r.collective_seq_id >= first_seq[r.pg_name]]
-            for rank, recs in kept.items()}
+def windows(alignment: Alignment, report: AgreementReport, window: int) -> dict:
+    """group -> (first, last) collective_seq_id kept: the `window` collectives up to the
+    group's first divergence (an order inversion counts for both its groups)."""
+    end = {name: g.hi for name, g in alignment.groups.items()}
+    for g in report.groups:
+        if g.first:
+            end[g.name] = g.first.seq
+    for inv in report.inversions:
+        end[inv.group] = min(end[inv.group], inv.seq)
+        end[inv.other[0]] = min(end[inv.other[0]], inv.other[1])
+    return {name: (max(g.lo, end[name] - window + 1), end[name])
+            for name, g in alignment.groups.items()}
+
+
+def build(dumps: list[Dump], alignment: Alignment, report: AgreementReport, kernels: str,
+          source: str, window: int = 8) -> dict:
+    """The scenario document (explicit form), windowed."""
+    keep = windows(alignment, report, window)
+    kept = {d.rank: [r for r in alignment.records[d.rank]
+                     if not r.is_p2p and keep[r.pg_name][0] <= r.collective_seq_id
+                     <= keep[r.pg_name][1]] for d in dumps}
     size_of = _size_map(r for recs in kept.values() for r in recs)
-    groups: list[str] = []
-    for recs in kept.values():
-        for r in recs:
-            if r.pg_name not in groups:
-                groups.append(r.pg_name)
-    groups.sort(key=lambda n: (len(n), n))
+    groups = list(alignment.groups)
     index_of_rank = {d.rank: i for i, d in enumerate(dumps)}
-    members: dict[str, list[int]] = {g: [] for g in groups}
-    for d in dumps:
-        for g in groups:
-            listed = d.pg_config.get(g)
-            in_group = (d.rank in listed.ranks) if listed else any(r.pg_name == g
-                                                                 for r in kept[d.rank])
-            if in_group:
-                members[g].append(index_of_rank[d.rank])
-    comms = [{"name": f"pg {g}", "members": members[g]} for g in groups]
+    members: dict[str, list[int]] = {}
+    for g in report.groups:
+        # a member whose part is undecidable stays out: what it issued is unknown, and the
+        # simulator would otherwise call its silence a hang
+        members[g.name] = [index_of_rank[r] for r in g.dumped if r not in g.undecidable]
+    comm_of = {g: f"pg {g}" if len(g) <= 40 else f"pg #{i} {g[:40]}"
+               for i, g in enumerate(groups)}
+    comms = [{"name": comm_of[g], "members": members[g]} for g in groups]
+    if kernels == "auto":
+        nccl = all(g.backends == ("nccl",) for g in alignment.groups.values())
+        kernels = "serialized" if nccl else "concurrent"
     ranks = []
     for d in dumps:
         ops, offset = [], 0
@@ -107,8 +116,9 @@ def build(dumps: list[Dump], alignment: Alignment, kernels: str, source: str) ->
             write_range = read_range if in_place else \
                 {"buffer": "collectives", "offset": offset + reads, "count": writes}
             offset += reads + (0 if in_place else writes)
-            op = {"kind": kind, "name": f"pg {r.pg_name} #{r.collective_seq_id} {r.op}",
-                  "origin": _origin(r), "stream": f"pg {r.pg_name}", "comm": f"pg {r.pg_name}",
+            comm = comm_of[r.pg_name]
+            op = {"kind": kind, "name": f"{comm} #{r.collective_seq_id} {r.op[:60]}",
+                  "origin": _origin(r), "stream": comm, "comm": comm,
                   "reads": [read_range], "writes": [write_range]}
             if kind in ("all_reduce", "reduce_scatter"):
                 op["reduce"] = "sum"
@@ -118,10 +128,10 @@ def build(dumps: list[Dump], alignment: Alignment, kernels: str, source: str) ->
         ranks.append({
             "name": f"rank {d.rank}", "device": index_of_rank[d.rank],
             "threads": [{"name": "main", "program": ops}],
-            "streams": [f"pg {g}" for g in groups],
+            "streams": [comm_of[g] for g in groups],
             "events": [],
             "flags": [],
             "buffers": [{"name": "collectives", "size": max(offset, 1)}],
         })
-    return {"name": "flight-recorder import", "kernels": kernels, "source": source,
+    return {"name": "flight-recorder import", "kernels": kernels, "source": source[:1000],
             "ranks": ranks, "comms": comms, "checks": []}
