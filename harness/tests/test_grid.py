@@ -151,12 +151,15 @@ def test_the_shipped_seed_question_covers_both_knobs_over_dp_2_to_1024():
     assert set(g.axes["wait"]) == {"before-copy", "after-copy"}
     assert set(g.axes["kernels"]) == {"concurrent", "serialized"}
     assert g.axes["dp"] == [2 ** k for k in range(1, 11)]
+    assert set(g.axes["protocol"]) == {"te-async", "te-sync"}
     planned = plan_mod.plan(g)
-    # comm x amax order x wait x kernels x bucket size x 10 DP sizes
-    assert len(planned) == 2 * 2 * 2 * 2 * 2 * 10
+    # te-async: comm x amax order x wait x kernels x bucket size x 10 DP sizes; te-sync has no
+    # wait to move, so only its before-copy half
+    assert len(planned) == 2 * 2 * 2 * 2 * 2 * 10 + 2 * 2 * 2 * 2 * 10
+    assert not any(p.point["protocol"] == "te-sync" and p.point["wait"] == "after-copy" for p in planned)
     for p in planned:
-        # safety runs sample up to DP 64
-        assert (p.safety is not None) == (p.point["dp"] <= 64)
+        # safety runs sample up to DP 64 (te-sync, whose hazards are the same: up to DP 16)
+        assert (p.safety is not None) == (p.point["dp"] <= (64 if p.point["protocol"] == "te-async" else 16))
         # timed runs for the designs that neither hang nor race
         hangs = p.point["amax-order"] == "rank-dependent" and (
             p.point["comm"] == "shared" or p.point["kernels"] == "serialized")

@@ -49,6 +49,8 @@ const char* to_string(CollectiveAlgo algo);
 const char* to_string(CollectiveProto proto);
 
 /// The machine a timed run models: link speeds and latencies per GPU, channels, GEMM rate.
+/// The defaults are the default preset's, h100-8x-nvlink-ib400 (`topology_preset`), so a
+/// default-constructed CostModel prices what `--strategy timed` without options does.
 struct Topology {
   std::string name = "h100-8x-nvlink-ib400";
   bool flat = false;              ///< the older alpha + beta model (no topology)
@@ -56,8 +58,8 @@ struct Topology {
   bool nvls = true;               ///< NVLink SHARP on one node (NVSwitch, H100 and later)
   std::uint32_t channels = 16;    ///< NCCL channels per communicator
   double intra_gbps_per_channel = 23.5;  ///< intra-node bus bandwidth per channel (GB/s)
-  double inter_gbps_per_channel = 3.0;   ///< network bus bandwidth per channel (GB/s)
-  double nvls_busbw_gbps = 480;   ///< NVLS all-reduce bus bandwidth on one node
+  double inter_gbps_per_channel = 24;    ///< network bus bandwidth per channel (GB/s)
+  double nvls_busbw_gbps = 470;   ///< NVLS all-reduce bus bandwidth on one node
   double gemm_tflops = 600;       ///< achieved dense GEMM rate for `cost_flops`
 };
 

@@ -1,8 +1,9 @@
 """The sweep's plots, PNG and SVG, written atomically.
 
 exposed_latency: the exposed amax-reduction latency against the x knob (DP size), one line per
-design; points where the safety run found a hazard are crossed out in red, because a fast design
-that races is not a candidate.
+design, and beside it the time the reduction queued behind earlier collectives; points where the
+safety run found a hazard are crossed out in red, because a fast design that races is not a
+candidate.
 safety_map: designs × x values, each cell coloured by verdict and labelled with hazard kinds.
 """
 
@@ -57,15 +58,15 @@ def _designs(rows: list[Row]) -> dict[str, list[Row]]:
     return groups
 
 
-def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
-    fig, ax = plt.subplots(figsize=(8, 4.8))
+def _plot_figure(ax, grid: Grid, rows: list[Row], attr: str, ylabel: str, title: str) -> bool:
+    """One line per design of `attr` against x; hazardous points crossed out. True if any."""
     to_x, log2, labels = _x_positions(grid)
     hazard_label = "hazard found"
     plotted, top = False, 0.0
     styles = [("o", "-"), ("s", "--"), ("^", ":"), ("D", "-."), ("v", "-"), ("P", "--")]
     for n, (design, group) in enumerate(_designs(rows).items()):
-        pts = [(to_x(r.point[grid.x]) if grid.x else 0, r.exposed_amax_latency_us, r)
-               for r in group if r.exposed_amax_latency_us is not None]
+        pts = [(to_x(r.point[grid.x]) if grid.x else 0, getattr(r, attr), r)
+               for r in group if getattr(r, attr) is not None]
         if not pts:
             continue
         pts.sort(key=lambda p: p[0])
@@ -87,14 +88,29 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
     elif labels:
         ax.set_xticks(range(len(labels)), labels)
     ax.set_xlabel(grid.x or "")
-    ax.set_ylabel("exposed amax-reduction latency (µs)")
+    ax.set_ylabel(ylabel)
     # From zero and without an offset, so a flat line looks flat (not a 1e-5 wiggle).
-    ax.set_ylim(0, top * 1.3 if top > 0 else 1)  # headroom for the legend
+    ax.set_ylim(0, top * 1.1 if top > 0 else 1)
     ax.ticklabel_format(axis="y", useOffset=False, style="plain")
-    ax.set_title(f"{grid.title}\nexposed amax latency per design")
+    ax.set_title(title)
     ax.grid(True, alpha=0.3)
+    return plotted
+
+
+def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
+    """Exposed amax latency and, beside it, the time the reduction queued: a design whose
+    wait hides the reduction (exposed 0) still shows what a shared communicator costs it."""
+    fig, (exposed, queued) = plt.subplots(1, 2, figsize=(12, 4.8))
+    plotted = _plot_figure(exposed, grid, rows, "exposed_amax_latency_us",
+                           "exposed amax-reduction latency (µs)", "exposed amax latency")
+    _plot_figure(queued, grid, rows, "amax_queued_us", "amax reduction queued (µs)",
+                 "amax queued behind earlier collectives")
+    fig.suptitle(grid.title, y=1.02)
     if plotted:
-        ax.legend(fontsize=8, loc="lower right")
+        # Below both panels: a grid of many designs would hide the lines inside them.
+        handles, labels = exposed.get_legend_handles_labels()
+        fig.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+                   ncol=2 if len(labels) > 8 else 1)
     names = _save(fig, folder, "exposed_latency")
     plt.close(fig)
     return names

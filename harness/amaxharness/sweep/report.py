@@ -163,7 +163,37 @@ def answer(grid: Grid, rows: list[Row]) -> list[str]:
             sentence += (f" With serialized kernels the separate communicator's reduction queues "
                          f"{serialized.amax_queued_us:.1f} µs behind the buckets again, as on the "
                          f"shared one.")
+        sync_shared, sync_separate = one("sync_shared"), one("sync_separate")
+        if sync_shared and sync_separate and sync_shared.exposed_amax_latency_us is not None \
+                and sync_separate.exposed_amax_latency_us is not None:
+            sentence += (f" A protocol that waits for the reduction at once (te-sync) is exposed "
+                         f"to all of it: {sync_shared.exposed_amax_latency_us:.1f} µs shared, "
+                         f"{sync_separate.exposed_amax_latency_us:.1f} µs separate.")
         lines += [sentence, ""]
+    growth = spec.get("growth")
+    if growth:
+        cond = dict(growth)
+        if bucket_key and buckets[0] is not None:
+            cond[bucket_key] = buckets[0]
+        line = sorted((r for r in _matching(rows, cond) if r.exposed_amax_latency_us is not None),
+                      key=lambda r: grid.axes[x].index(r.point[x]))
+        if len(line) > 1:
+            first, last = line[0], line[-1]
+            sentence = (f"- Exposed amax latency grows with {x} and the nodes it spans: te-sync "
+                        f"on a separate communicator waits {first.exposed_amax_latency_us:.1f} µs "
+                        f"at {x} {first.point[x]} and {last.exposed_amax_latency_us:.1f} µs at "
+                        f"{x} {last.point[x]} per rank and iteration (the reduction's latency: "
+                        f"ring hops within a node, a tree's log2 of the nodes across them).")
+            async_cond = dict(spec.get("separate", {}))
+            if bucket_key and buckets[0] is not None:
+                async_cond[bucket_key] = buckets[0]
+            hidden = [r.exposed_amax_latency_us for r in _matching(rows, async_cond)
+                      if r.exposed_amax_latency_us is not None]
+            if hidden:
+                sentence += (f" The asynchronous reduction (te-async) exposes at most "
+                             f"{max(hidden):.1f} µs of it over the same {x} range: the next "
+                             f"autocast's work hides it.")
+            lines += [sentence, ""]
     groups = {name: [r for r in _matching(rows, spec.get(name, {}))]
               for name in ("order_concurrent", "order_serialized", "shared_order", "after_copy")}
     if groups["order_concurrent"] and groups["order_serialized"]:
