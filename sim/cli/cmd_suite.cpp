@@ -185,6 +185,7 @@ int run_suite_command(const Suite& suite, const SuiteCommandOptions& options) {
 void register_suite(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   auto options = std::make_shared<SuiteCommandOptions>();
+  auto memory = std::make_shared<MemoryLimit>();
   auto* sub = app.add_subcommand(
       "suite", "run an expectation suite: cases of scenario, strategy, budget and expected verdict (exit 0 every "
                "case met its expectation, 1 one did not, 2 bad input, 4 a case was inconclusive)");
@@ -195,7 +196,10 @@ void register_suite(CLI::App& app) {
   sub->add_option("--out", options->out_dir, "folder for counterexample traces and timelines (default out/suites/<suite>)");
   sub->add_option("--junit-xml", options->junit_xml, "write a JUnit XML report (one testcase per case) to this path");
   sub->add_flag("--json", options->json, "machine-readable output");
-  add_command(app, sub, [file, options] { return run_suite_command(load_suite_file(*file), *options); });
+  memory->add_option(*sub);  // per case, as if --jobs cases of its size ran at once
+  add_command(app, sub, [file, options, memory] {
+    return run_suite_command(load_suite_file(*file, *memory, options->jobs), *options);
+  });
 }
 
 }  // namespace amaxcheck::cli

@@ -30,10 +30,10 @@ void MemoryLimit::add_option(CLI::App& sub) {
       ->default_str("8G");
 }
 
-void MemoryLimit::check_protocol(const ProtocolKnobs& knobs) const {
+void MemoryLimit::check_protocol(const ProtocolKnobs& knobs, const std::string& what, unsigned jobs) const {
   const ScenarioSize size = protocol_size(knobs);
   // A finished run takes a few steps per op (issue, execute; join and complete for collectives).
-  enforce(max_bytes, "this protocol point", sched::estimate_memory(size, 3 * size.ops));
+  enforce(max_bytes, what, sched::estimate_memory(size, 3 * size.ops, jobs));
 }
 
 void MemoryLimit::check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs) const {

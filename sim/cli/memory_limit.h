@@ -21,8 +21,10 @@ struct MemoryLimit {
 
   /// Registers --max-memory SIZE (8G, 512M, 64GiB, or bytes; 0 = no limit).
   void add_option(CLI::App& sub);
-  /// Before building a protocol point: its estimated size (protocols/protocol_size.h).
-  void check_protocol(const ProtocolKnobs& knobs) const;
+  /// Before building a protocol point, run by `jobs` engines at once: its estimated size
+  /// (protocols/protocol_size.h); `what` names it in the message.
+  void check_protocol(const ProtocolKnobs& knobs, const std::string& what = "this protocol point",
+                      unsigned jobs = 1) const;
   /// Before running `scenario` with `jobs` engines at once; `where` names it in the message.
   void check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs = 1) const;
 };

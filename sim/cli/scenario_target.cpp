@@ -22,7 +22,7 @@ Scenario ScenarioTarget::load(unsigned jobs) {
   if (auto protocol = parse_protocol(target)) {
     from_protocol = true;
     knobs.protocol = *protocol;
-    memory.check_protocol(knobs);
+    memory.check_protocol(knobs, "this protocol point", jobs);
     Scenario scenario = build_protocol(knobs);
     memory.check_scenario(scenario, fmt::format("protocol point {}", scenario.source), jobs);
     return scenario;
@@ -32,7 +32,7 @@ Scenario ScenarioTarget::load(unsigned jobs) {
     for (const auto& doc : protocol_docs()) names += (names.empty() ? "" : ", ") + doc.name;
     throw InputError(fmt::format("{}: not a protocol ({}) and no such scenario file", target, names));
   }
-  Scenario scenario = load_scenario_file(target, [this](const ProtocolKnobs& k) { memory.check_protocol(k); });
+  Scenario scenario = load_scenario_file(target, [this, jobs](const ProtocolKnobs& k) { memory.check_protocol(k, "this protocol point", jobs); });
   memory.check_scenario(scenario, escape_invalid_utf8(target), jobs);
   return scenario;
 }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -96,7 +97,14 @@ void allow_case_fields(const JsonField& c) {
                 "max_schedules", "preemption_bound", "max_steps", "time_budget_s", "expect", "comment"});
 }
 
-SuiteCase read_case(const JsonField& c, const std::string& where, const std::string& base_dir) {
+/// What a suite needs of the memory limit: the limit, and how many cases run at once.
+struct CaseMemory {
+  const MemoryLimit& limit;
+  unsigned jobs;
+};
+
+SuiteCase read_case(const JsonField& c, const std::string& where, const std::string& base_dir,
+                    const CaseMemory& memory) {
   allow_case_fields(c);
   SuiteCase out;
   out.name = c.at("name").as_string();
@@ -111,10 +119,15 @@ SuiteCase read_case(const JsonField& c, const std::string& where, const std::str
                                     out.explore.strategy));
   }
   const std::string check = "amaxcheck check ";
+  const std::string named = fmt::format("{}: case \"{}\" ({})", where, out.name, c.path());
+  // The reader names the file or field it reads; the message names the case.
+  const BeforeBuild refuse_large = [&](const ProtocolKnobs& knobs) {
+    memory.limit.check_protocol(knobs, fmt::format("the protocol point of case \"{}\"", out.name), memory.jobs);
+  };
   if (auto file = c.find("scenario_file")) {
     const std::string path = (std::filesystem::path(base_dir) / file->as_string()).lexically_normal().string();
     if (!std::filesystem::exists(path)) file->fail(fmt::format("no such scenario file: {}", path));
-    out.scenario = load_scenario_file(path);
+    out.scenario = load_scenario_file(path, refuse_large);
     out.rerun = check + path;
   } else {
     const JsonField scenario = c.at("scenario");
@@ -122,9 +135,10 @@ SuiteCase read_case(const JsonField& c, const std::string& where, const std::str
       scenario.fail("expected a protocol and its knobs ({\"protocol\": \"te-async\", \"knobs\": {...}}); an explicit "
                     "scenario goes in a file named by \"scenario_file\"");
     }
-    out.scenario = scenario_from_json(scenario.json(), fmt::format("{}: {}", where, scenario.path()));
+    out.scenario = scenario_from_json(scenario.json(), fmt::format("{}: {}", where, scenario.path()), refuse_large);
     out.rerun = out.scenario.source;
   }
+  memory.limit.check_scenario(out.scenario, named, memory.jobs);
   out.rerun += explore_args(out.explore);
   return out;
 }
@@ -155,7 +169,8 @@ nlohmann::ordered_json expectation_json(const Expectation& expect) {
   return j;
 }
 
-Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const std::string& base_dir) {
+Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const std::string& base_dir,
+                      const MemoryLimit& memory, unsigned jobs) {
   const JsonField root(doc, "", where);
   root.allow_only({"suite", "description", "defaults", "cases", "comment"});
   Suite suite;
@@ -174,6 +189,8 @@ Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const
   const JsonField cases = root.at("cases");
   if (cases.items().empty()) cases.fail("expected at least one case");
   std::map<std::string, std::string> files;  // a case's file name -> its case, so no two collide
+  // Cases run `jobs` at a time, never more than there are.
+  const CaseMemory memory_at_once{memory, static_cast<unsigned>(std::min<std::size_t>(std::max(1u, jobs), cases.items().size()))};
   for (const JsonField& given : cases.items()) {
     given.expect_object();
     if (given.json().contains("scenario") && given.json().contains("scenario_file")) {
@@ -183,7 +200,7 @@ Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const
     if (given.json().contains("scenario_file")) merged.erase("scenario");
     merged.merge_patch(given.json());
     const JsonField c(merged, given.path(), where);
-    SuiteCase one = read_case(c, where, base_dir);
+    SuiteCase one = read_case(c, where, base_dir, memory_at_once);
     const auto [it, fresh] = files.emplace(slug(one.name), one.name);
     if (!fresh) c.at("name").fail(fmt::format("\"{}\" has the same file name as case \"{}\"", one.name, it->second));
     suite.cases.push_back(std::move(one));
@@ -191,10 +208,11 @@ Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const
   return suite;
 }
 
-Suite load_suite_file(const std::string& path) {
+Suite load_suite_file(const std::string& path, const MemoryLimit& memory, unsigned jobs) {
   const std::string base = std::filesystem::path(path).parent_path().string();
   const bool toml = std::filesystem::path(path).extension() == ".toml";
-  return suite_from_json(toml ? read_toml_file(path, "suite file") : read_json_file(path, "suite file"), path, base);
+  return suite_from_json(toml ? read_toml_file(path, "suite file") : read_json_file(path, "suite file"), path, base,
+                         memory, jobs);
 }
 
 }  // namespace amaxcheck::cli

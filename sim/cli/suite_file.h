@@ -13,13 +13,15 @@
 /// anything else replaces). Its scenario is a protocol and its knobs (a scenario file's
 /// protocol form, traces/SCENARIO.md) or `scenario_file`, a path relative to the suite file.
 /// Everything is read and every scenario built before any case runs, so bad input (exit 2,
-/// naming the file and the field) never leaves half a suite run behind.
+/// naming the file and the field) never leaves half a suite run behind. A case whose scenario
+/// is estimated to need more than `--max-memory` is such bad input too, naming the case.
 
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cli/memory_limit.h"
 #include "detectors/hazard.h"
 #include "model/scenario.h"
 #include "scheduler/explore.h"
@@ -57,9 +59,13 @@ struct Suite {
 };
 
 /// Reads a suite document; `where` names it in errors, `base_dir` resolves scenario files.
-Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const std::string& base_dir);
+/// Each case's scenario is held to `memory` as if `jobs` cases of its size ran at once (never
+/// more than the suite has); a protocol case is estimated from its knobs before it is built,
+/// then again once built.
+Suite suite_from_json(const nlohmann::json& doc, const std::string& where, const std::string& base_dir,
+                      const MemoryLimit& memory = {}, unsigned jobs = 1);
 /// Reads and parses a suite file, TOML when its name ends in .toml (io/toml_file.h), else JSON;
 /// InputError naming the file, line or field.
-Suite load_suite_file(const std::string& path);
+Suite load_suite_file(const std::string& path, const MemoryLimit& memory = {}, unsigned jobs = 1);
 
 }  // namespace amaxcheck::cli

@@ -1,6 +1,7 @@
 // `amaxcheck suite FILE` and `demo`: cases meet or miss their expected verdicts with the right
 // exit code (0 all met, 1 one missed and is named, 2 bad input naming the field, 4
 // inconclusive), the shipped suites pass, and the JUnit reports say the same.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -223,6 +224,65 @@ TEST(SuiteCli, a_scenario_file_case_is_resolved_next_to_the_suite_file) {
       {"name": "mine", "scenario_file": "mine.json", "expect": {"verdict": "hazard", "kinds": ["data_race"]}}]})";
   const Ran r = amaxcheck({"suite", dir + "/suite.json", "--out", out_dir("files")});
   EXPECT_EQ(r.code, exit_clean) << r.out << r.err;
+}
+
+TEST(SuiteCli, a_case_above_max_memory_is_bad_input_naming_the_case_before_anything_runs) {
+  // The issue's oversized point, as a case: refused from its knobs, before it is built.
+  const std::string big = R"({"name": "too big", "scenario": {"knobs": {"dp": 1024, "modules": 8, "fwd-tensors": 64,
+      "bwd-tensors": 64, "history": 4096, "elems": 4096}}, "expect": {"verdict": "no_hazard_found"}})";
+  const std::string path = suite_file("too_big", std::string("[") + clean_case + "," + big + "]");
+  const Ran r = amaxcheck({"suite", path, "--out", out_dir("memory")});
+  EXPECT_EQ(r.code, exit_bad_input) << r.out << r.err;
+  EXPECT_NE(r.err.find(path + ": cases[1].scenario: the protocol point of case \"too big\" would need about "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("above the limit of 8.0 GiB (--max-memory "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << "nothing runs before the whole suite is read";
+
+  // A small case from a scenario file under a lowered limit; --max-memory 0 lifts it.
+  const std::string dir = temp_path("suite_memory_dir");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/small.json") << R"({"protocol": "te-async", "knobs": {"dp": 2, "modules": 1, "iters": 1}})";
+  std::ofstream(dir + "/suite.json") << R"({"suite": "memory", "cases": [
+      {"name": "small", "scenario_file": "small.json", "expect": {"verdict": "no_hazard_found"}}]})";
+  const Ran low = amaxcheck({"suite", dir + "/suite.json", "--out", out_dir("memory"), "--max-memory", "1K"});
+  EXPECT_EQ(low.code, exit_bad_input) << low.out << low.err;
+  EXPECT_NE(low.err.find("the protocol point of case \"small\" would need about "), std::string::npos) << low.err;
+  EXPECT_NE(low.err.find("above the limit of 1 KiB"), std::string::npos) << low.err;
+  const Ran lifted = amaxcheck({"suite", dir + "/suite.json", "--out", out_dir("memory"), "--max-memory", "0"});
+  EXPECT_EQ(lifted.code, exit_clean) << lifted.out << lifted.err;
+}
+
+TEST(SuiteCli, max_memory_holds_each_case_as_if_jobs_cases_of_its_size_ran_at_once) {
+  // Eight cases with big buffers (about 0.8 MiB per engine): the limit the message suggests for
+  // one job is enough with one job and too little with eight.
+  std::string cases = "[";
+  for (int i = 0; i < 8; ++i) {
+    cases += fmt::format(R"({}{{"name": "case {}", "seed": {}, "expect": {{"verdict": "no_hazard_found"}}}})",
+                         i == 0 ? "" : ",", i, i);
+  }
+  const std::string path = temp_path("suite_memory_jobs.json");
+  std::ofstream(path) << R"({"suite": "memory jobs", "defaults": {"scenario": {"protocol": "te-async",
+      "knobs": {"dp": 2, "modules": 1, "iters": 1, "elems": 4096, "history": 64}}, "strategy": "random", "runs": 2},
+      "cases": )" << cases << "]}";
+  const Ran low = amaxcheck({"suite", path, "--out", out_dir("memory_jobs"), "--max-memory", "1K"});
+  ASSERT_EQ(low.code, exit_bad_input) << low.out << low.err;
+  EXPECT_NE(low.err.find("(scenario 32 MiB, 1 engine x "), std::string::npos) << low.err;
+  const std::string suggestion = "(--max-memory ";
+  const std::size_t at = low.err.find(suggestion);
+  ASSERT_NE(at, std::string::npos) << low.err;
+  const std::size_t begin = at + suggestion.size();
+  const std::string enough = low.err.substr(begin, low.err.find(' ', begin) - begin);
+  const Ran one = amaxcheck({"suite", path, "--out", out_dir("memory_jobs"), "--max-memory", enough});
+  EXPECT_EQ(one.code, exit_clean) << enough << "\n" << one.out << one.err;
+  const Ran eight = amaxcheck({"suite", path, "--out", out_dir("memory_jobs"), "--max-memory", enough, "--jobs", "8"});
+  EXPECT_EQ(eight.code, exit_bad_input) << enough << "\n" << eight.out << eight.err;
+  EXPECT_NE(eight.err.find("8 engines x "), std::string::npos) << eight.err;
+  // Never more engines than cases: 100 jobs over 8 cases are 8.
+  const Ran many = amaxcheck({"suite", path, "--out", out_dir("memory_jobs"), "--max-memory", "0", "--jobs", "100"});
+  EXPECT_EQ(many.code, exit_clean) << many.out << many.err;
+  const Ran capped = amaxcheck({"suite", path, "--out", out_dir("memory_jobs"), "--max-memory", "1K", "--jobs", "100"});
+  EXPECT_NE(capped.err.find("8 engines x "), std::string::npos) << capped.err;
 }
 
 TEST(SuiteCli, jobs_do_not_change_the_output_but_for_the_times) {
