@@ -3,8 +3,11 @@
 // processed; anything else escaping (another exception, a sanitizer report, a crash) is a bug.
 // Scenarios above a small memory estimate are skipped, as `--max-memory` would refuse them.
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
+#include "io/json_text.h"
+#include "io/scenario_json.h"
 #include "model/scenario.h"
 #include "model/scenario_size.h"
 #include "protocols/protocol_size.h"
@@ -37,10 +40,23 @@ inline void refuse_protocols_above(const ProtocolKnobs& knobs, std::uint64_t max
     throw InputError("protocol point too large for fuzzing");
   }
 }
-inline void refuse_large_protocols(const ProtocolKnobs& knobs) { refuse_protocols_above(knobs, max_read_ops); }
 
 inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
   return {reinterpret_cast<const char*>(data), size};
+}
+
+/// The scenario the input holds, read as the CLI reads a scenario file (a protocol point is
+/// built only up to `max_ops` ops), or nothing when it is refused as bad input (what the
+/// contract asks) or is above max_memory_bytes.
+inline std::optional<Scenario> read_scenario(const std::uint8_t* data, std::size_t size, std::uint64_t max_ops) {
+  try {
+    Scenario scenario = scenario_from_json(parse_json_text(text_of(data, size), "fuzz.json"), "fuzz.json",
+                                           [max_ops](const ProtocolKnobs& knobs) { refuse_protocols_above(knobs, max_ops); });
+    if (!small_enough(scenario)) return std::nullopt;
+    return scenario;
+  } catch (const InputError&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace amaxcheck::fuzz

@@ -28,17 +28,9 @@ constexpr std::size_t max_run_ranks = 8;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace amaxcheck;
-  Scenario scenario;
-  try {
-    scenario = scenario_from_json(parse_json_text(fuzz::text_of(data, size), "fuzz.json"), "fuzz.json",
-                                  [](const ProtocolKnobs& knobs) { fuzz::refuse_protocols_above(knobs, max_run_ops); });
-  } catch (const InputError&) {
-    return 0;
-  }
-  if (!fuzz::small_enough(scenario) || sched::expected_steps(scenario) > max_run_steps ||
-      scenario.ranks.size() > max_run_ranks) {
-    return 0;
-  }
+  const std::optional<Scenario> read = fuzz::read_scenario(data, size, max_run_ops);
+  if (!read || sched::expected_steps(*read) > max_run_steps || read->ranks.size() > max_run_ranks) return 0;
+  const Scenario& scenario = *read;
   for (const sched::StrategyEntry& entry : sched::strategy_table()) {
     sched::ExploreOptions options;
     options.strategy = entry.name;

@@ -10,15 +10,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace amaxcheck;
-  Scenario scenario;
-  try {
-    scenario = scenario_from_json(parse_json_text(fuzz::text_of(data, size), "fuzz.json"), "fuzz.json",
-                                  fuzz::refuse_large_protocols);
-  } catch (const InputError&) {
-    return 0;  // rejected as bad input: what the contract asks
-  }
-  if (!fuzz::small_enough(scenario)) return 0;
-  const std::string text = scenario_to_text(scenario);
+  const std::optional<Scenario> scenario = fuzz::read_scenario(data, size, fuzz::max_read_ops);
+  if (!scenario) return 0;
+  const std::string text = scenario_to_text(*scenario);
   const Scenario again = scenario_from_json(parse_json_text(text, "rewritten.json"), "rewritten.json");
   AMAX_CHECK(scenario_to_text(again) == text, "a scenario read back from its own text changed");
   return 0;
