@@ -1,6 +1,9 @@
 #include "protocols/reference_model.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <optional>
 
 #include "engine/fp8_math.h"
 #include "protocols/layout.h"
@@ -46,6 +49,37 @@ void mark_undefined(ReferenceResult& result, const ProtocolKnobs& knobs, const s
   }
 }
 
+/// Reduced amaxes of one sharing group, one entry per (module, direction, tensor), computed on
+/// first use: every member that quantizes a module reads the same peers' values, so computing
+/// them per member made the model O(group^2) in the values it generated.
+class GroupAmaxes {
+ public:
+  GroupAmaxes(const ProtocolKnobs& knobs, std::uint32_t autocast, std::uint32_t modules)
+      : knobs_(knobs), autocast_(autocast), slots_(static_cast<std::size_t>(modules) * 2) {}
+
+  /// The reduced amaxes of `module`'s tensors in `dir` over `peers` (the same peers on every
+  /// call for one module and direction: the caller's predicate depends on the module only).
+  const std::vector<float>& get(const std::vector<RankId>& peers, std::uint32_t module, Direction dir) {
+    std::optional<std::vector<float>>& slot = slots_[module * 2 + (dir == Direction::forward ? 0 : 1)];
+    if (!slot) {
+      slot.emplace(tensor_count(knobs_, dir));
+      for (std::uint32_t t = 0; t < slot->size(); ++t) (*slot)[t] = reduced_amax(knobs_, peers, autocast_, module, dir, t);
+    }
+    return *slot;
+  }
+
+ private:
+  const ProtocolKnobs& knobs_;
+  std::uint32_t autocast_;
+  std::vector<std::optional<std::vector<float>>> slots_;  // [module][dir]
+};
+
+/// The members of a configured reduction group register different numbers of tensors: their
+/// reductions cannot match.
+bool counts_differ(const std::vector<std::uint32_t>& counts) {
+  return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end();
+}
+
 /// Delayed scaling: each registration is copied into history row 0, then the update runs.
 void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
   const Groups reducing = layout.amax_groups();
@@ -60,19 +94,20 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) count += module_registers(knobs, r, iter, m) ? 1 : 0;
         counts.push_back(count);
       }
-      for (std::uint32_t count : counts) {
-        if (group.size() > 1 && count != counts.front()) mark_undefined(result, knobs, group);
-      }
+      if (group.size() > 1 && counts_differ(counts)) mark_undefined(result, knobs, group);
     }
     for (const auto& group : sharing) {
+      GroupAmaxes amaxes(knobs, a, max_stage_modules(knobs));
+      std::vector<std::optional<std::vector<RankId>>> peers(max_stage_modules(knobs));
       for (RankId r : group) {
         for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
           if (!module_registers(knobs, r, iter, m)) continue;
-          const auto peers = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, m); });
+          if (!peers[m]) peers[m] = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, m); });
           for (Direction dir : kDirections) {
             ReferenceTensors& state = result.at(r, dir, m);
             const std::uint32_t tensors = tensor_count(knobs, dir);
-            for (std::uint32_t t = 0; t < tensors; ++t) state.amax_history[t] = reduced_amax(knobs, peers, a, m, dir, t);
+            const std::vector<float>& reduced = amaxes.get(*peers[m], m, dir);
+            std::copy(reduced.begin(), reduced.end(), state.amax_history.begin());
             const ScaleUpdateParams params{tensors, knobs.history, knobs.algo, knobs.margin, format_of(dir)};
             amax_and_scale_update(params, state.amax_history, state.scale, state.scale_inv);
           }
@@ -86,12 +121,11 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
 void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
   const Groups reducing = layout.amax_groups();
   const Groups sharing = sharing_groups(layout, knobs.protocol);
-  const auto quantize = [&](RankId r, const std::vector<RankId>& peers, std::uint32_t a, std::uint32_t m,
-                            Direction dir) {
+  const auto quantize = [&](RankId r, const std::vector<float>& reduced, Direction dir, std::uint32_t m) {
     ReferenceTensors& state = result.at(r, dir, m);
     for (std::uint32_t t = 0; t < tensor_count(knobs, dir); ++t) {
       const std::span<float> history(&state.amax_history[t], 1);
-      history[0] = reduced_amax(knobs, peers, a, m, dir, t);
+      history[0] = reduced[t];
       const ScaleUpdateParams params{1, 1, HistoryAlgo::most_recent, knobs.margin, format_of(dir)};
       amax_and_scale_update(params, history, std::span<float>(&state.scale[t], 1),
                             std::span<float>(&state.scale_inv[t], 1));
@@ -112,22 +146,29 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         }
         counts.push_back(count);
       }
-      for (std::uint32_t count : counts) {
-        if (group.size() > 1 && count != counts.front()) mark_undefined(result, knobs, group);
-      }
+      if (group.size() > 1 && counts_differ(counts)) mark_undefined(result, knobs, group);
     }
     for (const auto& group : sharing) {
+      // The forward pass reduces over the peers that run a module, recomputation and the
+      // backward pass over those that register it: two caches.
+      const std::uint32_t modules = max_stage_modules(knobs);
+      GroupAmaxes running(knobs, a, modules);
+      GroupAmaxes registering(knobs, a, modules);
+      std::vector<std::optional<std::vector<RankId>>> runs(modules);
+      std::vector<std::optional<std::vector<RankId>>> registers(modules);
       for (RankId r : group) {
         for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
           if (!module_runs(knobs, r, iter, m)) continue;
-          quantize(r, peers_of(group, [&](RankId q) { return module_runs(knobs, q, iter, m); }), a, m,
-                   Direction::forward);
+          if (!runs[m]) runs[m] = peers_of(group, [&](RankId q) { return module_runs(knobs, q, iter, m); });
+          quantize(r, running.get(*runs[m], m, Direction::forward), Direction::forward, m);
         }
         for (std::uint32_t mm = modules_of(knobs, layout, r); mm-- > 0;) {
           if (!module_registers(knobs, r, iter, mm)) continue;
-          const auto peers = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, mm); });
-          if (knobs.recompute) quantize(r, peers, a, mm, Direction::forward);
-          quantize(r, peers, a, mm, Direction::backward);
+          if (!registers[mm]) {
+            registers[mm] = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, mm); });
+          }
+          if (knobs.recompute) quantize(r, registering.get(*registers[mm], mm, Direction::forward), Direction::forward, mm);
+          quantize(r, registering.get(*registers[mm], mm, Direction::backward), Direction::backward, mm);
         }
       }
     }
