@@ -72,12 +72,18 @@ void VectorClock::join(const VectorClock& other) {
     rebase(other.base_);
     for (const Entry& e : other.delta_) raise(e.first, e.second);
   } else {
-    // Unrelated bases (e.g. two communicators' collectives): join densely into a new base.
+    // Unrelated bases (e.g. two communicators' collectives): join densely into a new base. A
+    // clock's value is the max of its base and its delta (every delta entry is ahead of the
+    // base), so the join is the max of the two bases, raised by both deltas.
     auto merged = std::make_shared<Base>();
-    merged->ticks.resize(size_);
-    for (std::size_t i = 0; i < size_; ++i) {
-      merged->ticks[i] = std::max((*this)[static_cast<ActorId>(i)], other[static_cast<ActorId>(i)]);
-    }
+    merged->ticks.assign(size_, 0);
+    const auto& mine = base_->ticks;
+    const auto& theirs = other.base_->ticks;
+    std::copy(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), size_)), merged->ticks.begin());
+    const std::size_t both = std::min(theirs.size(), size_);
+    for (std::size_t i = 0; i < both; ++i) merged->ticks[i] = std::max(merged->ticks[i], theirs[i]);
+    for (const Entry& e : delta_) merged->ticks[e.first] = std::max(merged->ticks[e.first], e.second);
+    for (const Entry& e : other.delta_) merged->ticks[e.first] = std::max(merged->ticks[e.first], e.second);
     const auto& deeper = base_->depth >= other.base_->depth ? base_ : other.base_;
     merged->parent = deeper;
     merged->depth = deeper->depth + 1;
@@ -116,9 +122,11 @@ VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks)
     if (c->base_ == first->base_ || c->base_->zero || descends(first->base_, c->base_.get())) {
       for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);
     } else {
-      for (std::size_t i = 0; i < joined->ticks.size(); ++i) {
-        joined->ticks[i] = std::max(joined->ticks[i], (*c)[static_cast<ActorId>(i)]);
-      }
+      // Dense: the max with its base, then with its delta (see join).
+      const auto& ticks = c->base_->ticks;
+      const std::size_t both = std::min(ticks.size(), joined->ticks.size());
+      for (std::size_t i = 0; i < both; ++i) joined->ticks[i] = std::max(joined->ticks[i], ticks[i]);
+      for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);
     }
   }
   result.size_ = first->size_;

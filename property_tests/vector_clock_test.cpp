@@ -1,0 +1,77 @@
+// VectorClock against a dense model: whatever shape its bases and deltas take (shared bases,
+// compaction, dense joins of unrelated bases, a collective's join_all), every clock reads as
+// the pointwise maximum that plain arrays compute.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "engine/vector_clock.h"
+
+namespace amaxcheck::props {
+namespace {
+
+using Dense = std::vector<Epoch>;
+
+void expect_equal(const VectorClock& clock, const Dense& model) {
+  for (std::size_t a = 0; a < model.size(); ++a) RC_ASSERT(clock[static_cast<ActorId>(a)] == model[a]);
+}
+
+RC_GTEST_PROP(VectorClockModel, ticks_joins_and_collective_joins_read_as_pointwise_maxima, ()) {
+  const auto actors = *rc::gen::inRange<std::size_t>(1, 200);
+  const auto count = *rc::gen::inRange<std::size_t>(2, 8);
+  const VectorClock root(actors);
+  std::vector<VectorClock> clocks(count, root);
+  std::vector<Dense> model(count, Dense(actors, 0));
+  const auto steps = *rc::gen::inRange(1, 400);
+  for (int s = 0; s < steps; ++s) {
+    const auto i = *rc::gen::inRange<std::size_t>(0, count);
+    const auto j = *rc::gen::inRange<std::size_t>(0, count);
+    switch (*rc::gen::inRange(0, 5)) {
+      case 0: {  // a burst of ticks, enough to overflow the delta now and then
+        const auto a = *rc::gen::inRange<ActorId>(0, static_cast<ActorId>(actors));
+        const auto n = *rc::gen::inRange(1, 60);
+        for (int k = 0; k < n; ++k) {
+          const ActorId actor = static_cast<ActorId>((a + static_cast<ActorId>(k) * 7) % actors);
+          RC_ASSERT(clocks[i].tick(actor) == ++model[i][actor]);
+        }
+        break;
+      }
+      case 1:
+        clocks[i].join(clocks[j]);
+        for (std::size_t a = 0; a < actors; ++a) model[i][a] = std::max(model[i][a], model[j][a]);
+        break;
+      case 2: {  // a collective: every member takes the join of all
+        std::vector<const VectorClock*> members;
+        Dense all(actors, 0);
+        for (std::size_t k = 0; k < count; ++k) {
+          if (k != i && *rc::gen::inRange(0, 2) == 0) continue;
+          members.push_back(&clocks[k]);
+          for (std::size_t a = 0; a < actors; ++a) all[a] = std::max(all[a], model[k][a]);
+        }
+        const VectorClock joined = VectorClock::join_all(members);
+        expect_equal(joined, all);
+        for (std::size_t k = 0; k < count; ++k) {
+          if (std::find(members.begin(), members.end(), &clocks[k]) == members.end()) continue;
+          clocks[k].join(joined);
+          model[k] = all;
+        }
+        break;
+      }
+      case 3:
+        clocks[i].compact();
+        break;
+      default:  // a snapshot (an issued op's clock) that later joins elsewhere
+        clocks[i] = clocks[j];
+        model[i] = model[j];
+        break;
+    }
+    expect_equal(clocks[i], model[i]);
+  }
+  for (std::size_t k = 0; k < count; ++k) expect_equal(clocks[k], model[k]);
+}
+
+}  // namespace
+}  // namespace amaxcheck::props
