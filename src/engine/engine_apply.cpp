@@ -245,6 +245,28 @@ struct Applier {
     }
   }
 
+  /// The tail every completed member shares, collective or p2p (its op already off its stream
+  /// or marked done): its stream takes the completion's clock `all`, the rank's order on the
+  /// communicator moves on, and the step records what the completion touched and wrote.
+  void leave_comm(const Joined& m, CommId c, const VectorClock& all) {
+    RankState& rank = st.ranks[m.rank];
+    StreamState& stream = rank.streams[m.stream];
+    stream.clock.join(all);
+    stream.clock.tick(stream.actor);
+    ++rank.comm_ops_done[c];
+    rank.comm_last_clock[c] = stream.clock;
+    auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, m.order));
+    if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
+    touch(ObjectType::stream, m.rank, m.stream, true);
+    touch_key(op_key(m.ref), true);
+    touch(ObjectType::comm_done, m.rank, c, true);
+    // Only serialized joins read the launch order's front; under concurrent kernels the
+    // completions of different communicators commute.
+    if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, m.rank, 0, true);
+    touch_buffers(m.rank, *m.op);
+    record_written(m.rank, *m.op);
+  }
+
   void complete(const Action& a) {
     const CommId c = a.lane;
     CommState& comm = st.comms[c];
@@ -275,22 +297,9 @@ struct Applier {
       RankState& rank = st.ranks[m->rank];
       StreamState& stream = rank.streams[m->stream];
       AMAX_CHECK(!stream.queue.empty() && stream.queue.front().joined, "completing a collective not at its stream's head");
-      stream.clock.join(all);
-      stream.clock.tick(stream.actor);
       stream.queue.pop_front();
       rank.comm_completed[c] = seq + 1;
-      ++rank.comm_ops_done[c];
-      rank.comm_last_clock[c] = stream.clock;
-      auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, m->order));
-      if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
-      touch(ObjectType::stream, m->rank, m->stream, true);
-      touch_key(op_key(m->ref), true);
-      touch(ObjectType::comm_done, m->rank, c, true);
-      // Only serialized joins read the launch order's front; under concurrent kernels the
-      // completions of different communicators commute.
-      if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, m->rank, 0, true);
-      touch_buffers(m->rank, *m->op);
-      record_written(m->rank, *m->op);
+      leave_comm(*m, c, all);
     }
     CompleteEvent event{c, seq, st.step};
     for (Observer* o : st.observers) o->on_complete(event);
@@ -322,19 +331,8 @@ struct Applier {
       auto q = std::find_if(stream.queue.begin(), stream.queue.end(), [&](const QueuedOp& x) { return x.ref == m->ref; });
       AMAX_CHECK(q != stream.queue.end() && q->joined, "completing a p2p op its stream does not hold");
       q->done = true;
-      stream.clock.join(all);
-      stream.clock.tick(stream.actor);
       while (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();
-      ++rank.comm_ops_done[c];
-      rank.comm_last_clock[c] = stream.clock;
-      auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, m->order));
-      if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
-      touch(ObjectType::stream, m->rank, m->stream, true);
-      touch_key(op_key(m->ref), true);
-      touch(ObjectType::comm_done, m->rank, c, true);
-      if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, m->rank, 0, true);
-      touch_buffers(m->rank, *m->op);
-      record_written(m->rank, *m->op);
+      leave_comm(*m, c, all);
     }
     CompleteEvent event{c, node.key().index, st.step};
     for (Observer* o : st.observers) o->on_complete(event);

@@ -67,50 +67,43 @@ void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant m
 void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks) {
   const Op& op = *members.front()->op;
   const std::size_t m = members.size();
+  // Inputs are copied first: a member's output range may overlap its input (in place).
   std::vector<std::vector<float>> inputs;
+  inputs.reserve(m);
   for (const Joined* j : members) {
     auto in = view(ranks[j->rank].buffers, j->op->reads.at(0));
     inputs.emplace_back(in.begin(), in.end());
   }
-  // Reduced once for every member (a per-member reduction made a DP-n all-reduce O(n^2) in
-  // the elements, themselves O(n) for gradient buckets).
-  std::vector<float> reduction;
-  bool reduction_done = false;
-  auto reduced = [&]() -> const std::vector<float>& {
-    if (reduction_done) return reduction;
-    reduction = inputs.front();
-    for (std::size_t i = 1; i < m; ++i) {
-      for (std::size_t k = 0; k < reduction.size() && k < inputs[i].size(); ++k) {
-        reduction[k] = reduce(op.reduce, reduction[k], inputs[i][k]);
+  // Each kind's result is computed once for every member (a per-member reduction made a DP-n
+  // all-reduce O(n^2) in the elements, themselves O(n) for gradient buckets), then each
+  // member's output takes its part: O(members x elements).
+  std::vector<float> result;
+  switch (op.kind) {
+    case OpKind::all_reduce:
+    case OpKind::reduce_scatter:
+      result = inputs.front();
+      for (std::size_t i = 1; i < m; ++i) {
+        for (std::size_t k = 0; k < result.size() && k < inputs[i].size(); ++k) {
+          result[k] = reduce(op.reduce, result[k], inputs[i][k]);
+        }
       }
-    }
-    reduction_done = true;
-    return reduction;
-  };
+      break;
+    case OpKind::all_gather:
+      for (const auto& in : inputs) result.insert(result.end(), in.begin(), in.end());
+      break;
+    case OpKind::broadcast: result = std::move(inputs[std::min<std::size_t>(op.root, m - 1)]); break;
+    default: AMAX_CHECK(false, "not a collective");
+  }
   for (std::size_t i = 0; i < m; ++i) {
     auto out = view(ranks[members[i]->rank].buffers, members[i]->op->writes.at(0));
-    std::vector<float> result;
-    switch (op.kind) {
-      case OpKind::all_reduce: result = reduced(); break;
-      case OpKind::all_gather:
-        for (const auto& in : inputs) result.insert(result.end(), in.begin(), in.end());
-        break;
-      case OpKind::reduce_scatter: {
-        const auto& full = reduced();
-        const std::size_t c = out.size();
-        result.assign(full.begin() + static_cast<long>(std::min(full.size(), i * c)),
-                      full.begin() + static_cast<long>(std::min(full.size(), (i + 1) * c)));
-        break;
-      }
-      case OpKind::broadcast: {
-        const std::size_t root = std::min<std::size_t>(op.root, m - 1);
-        result = inputs[root];
-        break;
-      }
-      default: AMAX_CHECK(false, "not a collective");
+    std::span<const float> part(result);
+    if (op.kind == OpKind::reduce_scatter) {
+      const std::size_t c = out.size();
+      part = part.subspan(std::min(result.size(), i * c));
+      part = part.first(std::min(part.size(), c));
     }
     // Under the complete_without_all_members mutant the shapes may not line up; copy what fits.
-    std::copy_n(result.begin(), std::min(result.size(), out.size()), out.begin());
+    std::copy_n(part.begin(), std::min(part.size(), out.size()), out.begin());
   }
 }
 
