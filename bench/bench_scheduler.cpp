@@ -28,9 +28,10 @@ void schedules_per_second(benchmark::State& state, const Scenario& scenario, Mak
   RunOptions options;
   options.record_steps = false;
   std::uint64_t run = 0, steps = 0;
+  Runner runner(scenario, options);  // as an exploration's worker runs them: one engine, reset
   for (auto _ : state) {
     auto strategy = make(run++);
-    const RunResult result = run_once(scenario, strategy, options);
+    const RunResult result = runner.run(strategy);
     steps += result.step_count;
     benchmark::DoNotOptimize(result.hazards.size());
   }

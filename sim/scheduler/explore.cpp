@@ -111,8 +111,8 @@ class Block {
         last_(end) {}
 
   /// One worker: runs indices until the block, the exploration or the time budget is over.
-  void work(Strategy& strategy, const Scenario& scenario, const ExploreOptions& options, const RunOptions& run_options,
-            ExploreClock& clock, std::atomic<std::uint64_t>& runs_done) {
+  void work(Strategy& strategy, Runner& runner, const ExploreOptions& options, ExploreClock& clock,
+            std::atomic<std::uint64_t>& runs_done) {
     for (;;) {
       const std::uint64_t i = next_.fetch_add(1);
       if (i >= last_.load() || timed_out_.load()) return;
@@ -128,7 +128,7 @@ class Block {
           timed_out_.store(true);
           return;
         }
-        RunResult run = run_once(scenario, strategy, run_options);
+        RunResult run = runner.run(strategy);
         if (run.outcome == RunOutcome::time_limit) {
           timed_out_.store(true);
           return;
@@ -217,7 +217,12 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   const RunOptions run_options = run_options_for(scenario, options, clock);
   const unsigned jobs = entry.runs == RunOrder::independent ? std::max(1U, options.jobs) : 1U;
   std::vector<std::unique_ptr<Strategy>> strategies;
-  for (unsigned j = 0; j < jobs; ++j) strategies.push_back(make_strategy(scenario, options));
+  // One engine per worker, reset between its runs.
+  std::vector<std::unique_ptr<Runner>> runners;
+  for (unsigned j = 0; j < jobs; ++j) {
+    strategies.push_back(make_strategy(scenario, options));
+    runners.push_back(std::make_unique<Runner>(scenario, run_options));
+  }
 
   ExploreResult result;
   Merger merger(result);
@@ -229,12 +234,12 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   const std::uint64_t block_size = jobs == 1 ? 32 : std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
   for (std::uint64_t begin = 0;; begin += block_size) {
     Block block(begin, begin + block_size, !first_failure);
-    auto work = [&](Strategy& strategy) { block.work(strategy, scenario, options, run_options, clock, runs_done); };
+    auto work = [&](Strategy& strategy, Runner& runner) { block.work(strategy, runner, options, clock, runs_done); };
     if (jobs == 1) {
-      work(*strategies.front());
+      work(*strategies.front(), *runners.front());
     } else {
       std::vector<std::thread> workers;
-      for (auto& strategy : strategies) workers.emplace_back(work, std::ref(*strategy));
+      for (unsigned j = 0; j < jobs; ++j) workers.emplace_back(work, std::ref(*strategies[j]), std::ref(*runners[j]));
       for (auto& worker : workers) worker.join();
     }
     bool stop = false;
@@ -243,6 +248,7 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
     if (stop || block.timed_out() || block.runs_over()) break;
   }
 
+  runners.clear();  // their engines' memory, before the failing run is recorded on a new one
   strategies.front()->report(result);
   if (options.stop_at_first && first_failure) result.coverage_complete = false;  // it stopped there
   if (first_failure) {

@@ -23,10 +23,24 @@ bool RunResult::has_hazard(HazardKind kind) const {
 }
 
 RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOptions& options) {
+  return Runner(scenario, options).run(strategy);
+}
+
+Runner::Runner(const Scenario& scenario, const RunOptions& options) : scenario_(scenario), options_(options) {}
+
+RunResult Runner::run(Strategy& strategy) {
+  const Scenario& scenario = scenario_;
+  const RunOptions& options = options_;
   EngineOptions engine_options = options.engine;
   // A run that keeps no steps builds only what the strategy reads; observers see the same events.
   if (!options.record_steps) engine_options.step_detail = strategy.step_needs();
-  Engine engine(scenario, engine_options);
+  if (engine_) {
+    engine_->reset(engine_options);
+  } else {
+    engine_.emplace(scenario, engine_options);
+  }
+  Engine& engine = *engine_;
+  // Detectors are cheap to build and hold per-run findings: each run gets new ones.
   std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario, options.detectors);
   for (auto& detector : detectors) engine.add_observer(detector.get());
   strategy.attach(engine);

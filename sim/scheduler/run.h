@@ -83,6 +83,22 @@ struct RunResult {
 /// Runs `scenario` once under `strategy`.
 RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOptions& options = {});
 
+/// Runs of one scenario with one set of options, one after another, on one engine that is
+/// reset between runs instead of rebuilt (Engine::reset): an exploration of a small scenario
+/// otherwise spends a good part of each run building and freeing the engine's state. Each
+/// run() returns exactly what run_once would. One Runner per thread; it holds one engine's
+/// memory for as long as it lives.
+class Runner {
+ public:
+  Runner(const Scenario& scenario, const RunOptions& options);
+  RunResult run(Strategy& strategy);
+
+ private:
+  const Scenario& scenario_;
+  RunOptions options_;
+  std::optional<Engine> engine_;  ///< built by the first run
+};
+
 /// The number of steps a run of `scenario` takes when it finishes: one issue per op, one
 /// execute or join per device op, one complete per collective (PCT's k).
 std::uint64_t expected_steps(const Scenario& scenario);

@@ -7,7 +7,7 @@
 namespace amaxcheck {
 
 inline Participant participant_at(const OpSite& site) {
-  return Participant{site.ref.rank, site.lane, site.ref, site.op ? site.op->name : "", site.op ? site.op->origin : "", site.step};
+  return Participant{site.ref.rank, std::string(site.lane), site.ref, site.op ? site.op->name : "", site.op ? site.op->origin : "", site.step};
 }
 
 }  // namespace amaxcheck

@@ -16,7 +16,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     actor_count += rank.threads.size() + rank.streams.size();
   }
   ranks.resize(s.ranks.size());
-  const VectorClock root(actor_count);  // every clock starts as a copy, sharing its base
+  root = VectorClock(actor_count);  // every clock starts as a copy, sharing its base
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const Rank& rank = s.ranks[r];
     RankState& st = ranks[r];
@@ -68,6 +68,50 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   comms.resize(s.comms.size());
   for (const Communicator& c : s.comms) comm_lanes.push_back("comm " + c.name);
 }
+
+void Engine::State::reset(EngineOptions o) {
+  options = o;
+  observers.clear();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    const Rank& rank = scenario.ranks[r];
+    RankState& st = ranks[r];
+    for (ThreadState& t : st.threads) {
+      t.pc = 0;
+      t.clock = root;
+    }
+    for (StreamState& k : st.streams) {
+      k.queue.clear();
+      k.clock = root;
+    }
+    std::fill(st.latest_record.begin(), st.latest_record.end(), nullptr);
+    for (auto& signals : st.flag_signals) signals.clear();
+    for (std::size_t b = 0; b < rank.buffers.size(); ++b) {
+      const Buffer& buffer = rank.buffers[b];
+      std::vector<float>& values = st.buffers[b];
+      std::fill(values.begin(), values.end(), 0.0f);
+      std::copy_n(buffer.init.begin(), std::min<std::size_t>(buffer.init.size(), buffer.size), values.begin());
+    }
+    std::fill(st.comm_issued.begin(), st.comm_issued.end(), 0);
+    std::fill(st.comm_completed.begin(), st.comm_completed.end(), 0);
+    std::fill(st.comm_last_clock.begin(), st.comm_last_clock.end(), VectorClock());
+    st.uncompleted.clear();
+    std::fill(st.comm_ops_issued.begin(), st.comm_ops_issued.end(), 0);
+    std::fill(st.comm_ops_done.begin(), st.comm_ops_done.end(), 0);
+    st.p2p_issued.clear();
+  }
+  for (CommState& c : comms) c = CommState{};
+  step = 0;
+  enabled.clear();
+  enabled_valid = false;
+  fresh.clear();
+  refreshed_rank = 0;
+  refreshed_members = nullptr;
+  refreshed_any = false;
+  refreshed_comm.reset();
+  finished = false;
+}
+
+void Engine::reset(EngineOptions options) { state_->reset(options); }
 
 Engine::Engine(const Scenario& scenario, EngineOptions options)
     : state_(std::make_unique<State>(scenario, options)) {}

@@ -125,6 +125,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   void add_observer(Observer* observer);
+  /// Starts over: the state of a new Engine(scenario(), options), without its observers,
+  /// reusing the memory of this one's (runs of one scenario, one after another, pay for their
+  /// set-up once). Every run from a reset engine is the run a new engine would make.
+  void reset(EngineOptions options);
 
   /// Enabled actions in a canonical order (ranks, then threads, streams, comms).
   const std::vector<Action>& enabled() const;

@@ -140,8 +140,12 @@ struct Engine::State {
   std::vector<std::vector<std::string>> stream_lanes;  ///< per rank, per stream
   std::vector<std::string> comm_lanes;                 ///< per communicator
   bool finished = false;
+  /// The all-zero clock every thread and stream starts from (copies share its base).
+  VectorClock root;
 
   State(const Scenario& s, EngineOptions o);
+  /// Back to the state the constructor left, keeping what it allocated (Engine::reset).
+  void reset(EngineOptions o);
 };
 
 /// Recomputes the enabled actions of one rank / one communicator's rendezvous.

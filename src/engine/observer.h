@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/action.h"
@@ -18,7 +19,9 @@ class Engine;
 struct OpSite {
   OpRef ref;
   const Op* op = nullptr;
-  std::string lane;  ///< "thread main", "stream compute", ...
+  /// "thread main", "stream compute", ...: the engine's own name (Engine::lane_name), which
+  /// lives as long as the engine; detectors copy it into what outlives the run (a Participant).
+  std::string_view lane;
   std::size_t step = 0;
 };
 
