@@ -84,10 +84,10 @@ std::vector<KnobEntry> make_table() {
   table.push_back(choice_knob("amax-order", &ProtocolKnobs::amax_order,
                               "delayed scaling: where the backward amax reduction is launched relative "
                               "to the last gradient bucket (rank-dependent: even members of each DP group before, odd ones after)"));
-  table.push_back(uint_knob("dp", &ProtocolKnobs::dp, 1, 1024, "data-parallel size"));
-  table.push_back(uint_knob("tp", &ProtocolKnobs::tp, 1, 1024, "tensor-parallel size"));
-  table.push_back(uint_knob("pp", &ProtocolKnobs::pp, 1, 1024, "pipeline-parallel size (stages run --pp-schedule)"));
-  table.push_back(uint_knob("cp", &ProtocolKnobs::cp, 1, 1024, "context-parallel size"));
+  table.push_back(uint_knob("dp", &ProtocolKnobs::dp, 1, kMaxWorld, "data-parallel size"));
+  table.push_back(uint_knob("tp", &ProtocolKnobs::tp, 1, kMaxWorld, "tensor-parallel size"));
+  table.push_back(uint_knob("pp", &ProtocolKnobs::pp, 1, kMaxWorld, "pipeline-parallel size (stages run --pp-schedule)"));
+  table.push_back(uint_knob("cp", &ProtocolKnobs::cp, 1, kMaxWorld, "context-parallel size"));
   {
     KnobEntry order;
     order.doc = {"order", "", "permutation of tp-cp-dp-pp", "rank ordering, fastest-varying dimension first"};

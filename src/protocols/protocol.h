@@ -221,6 +221,11 @@ std::optional<std::string> try_set_knob(ProtocolKnobs& knobs, const std::string&
                                         const std::string& value);
 /// try_set_knob that throws InputError("--name: expected ...").
 void set_knob(ProtocolKnobs& knobs, const std::string& name, const std::string& value);
+/// The largest world (dp*tp*pp*cp), and so the largest size of any one dimension. What a world
+/// this large costs is the memory estimate's business (scheduler/memory_estimate.h, checked
+/// against --max-memory before anything is built): a fixed cap only stops sizes that no
+/// machine could hold.
+constexpr std::uint32_t kMaxWorld = 65536;
 /// Checks the knobs together (sizes, ranges, rank lists, shared-comm feasibility); throws
 /// InputError naming the knob and what was expected.
 void validate_knobs(const ProtocolKnobs& knobs);

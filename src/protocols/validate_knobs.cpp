@@ -14,7 +14,6 @@
 namespace amaxcheck {
 namespace {
 
-constexpr std::uint64_t kMaxWorld = 4096;
 /// A cap on generated ops, so a typo (--iters 1000 --modules 256 at 4096 ranks) is an input
 /// error rather than minutes of generation and gigabytes of memory.
 constexpr std::uint64_t kMaxOps = 20'000'000;

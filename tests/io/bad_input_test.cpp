@@ -105,7 +105,7 @@ std::vector<BadInput> bad_inputs() {
       {"bad_knob_value", [](json& d) { d = protocol_doc(); d["knobs"]["comm"] = "both"; }, "knobs.comm:",
        "expected shared|separate, got \"both\""},
       {"knob_number_out_of_range", [](json& d) { d = protocol_doc(); d["knobs"]["dp"] = 0; }, "knobs.dp:",
-       "expected an integer in [1, 1024]"},
+       "expected an integer in [1, 65536]"},
       {"knob_rank_out_of_range", [](json& d) { d = protocol_doc(); d["knobs"]["skip"] = {"9:0"}; }, "knobs.skip:",
        "rank 9 out of range in \"9:0\" (world size 2)"},
       {"rank_twice_in_an_explicit_group", [](json& d) { d = protocol_doc(); d["knobs"]["group"] = "0,0,1"; }, "knobs.group:",

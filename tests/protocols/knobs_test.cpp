@@ -34,8 +34,8 @@ TEST(Knobs, every_documented_knob_has_a_default_that_parses_back) {
 
 TEST(Knobs, bad_values_name_the_knob_and_what_was_expected) {
   EXPECT_EQ(error_of("comm", "both"), "--comm: expected shared|separate, got \"both\"");
-  EXPECT_EQ(error_of("dp", "0"), "--dp: expected an integer in [1, 1024], got \"0\"");
-  EXPECT_EQ(error_of("dp", "eight"), "--dp: expected an integer in [1, 1024], got \"eight\"");
+  EXPECT_EQ(error_of("dp", "0"), "--dp: expected an integer in [1, 65536], got \"0\"");
+  EXPECT_EQ(error_of("dp", "eight"), "--dp: expected an integer in [1, 65536], got \"eight\"");
   EXPECT_EQ(error_of("margin", "-65"), "--margin: expected an integer in [-64, 64], got \"-65\"");
   EXPECT_NE(error_of("skip", "3"), "");
   EXPECT_NE(error_of("input", "0:0:0:sideways=1").find("expected RANK:ITER:MODULE:fwd|bwd"), std::string::npos);
@@ -60,7 +60,7 @@ TEST(Knobs, cross_checks_reject_out_of_range_rules_and_bad_groups) {
   rejects({{"input", "0:0:0:fwd=1,2"}}, "expected 1 or 4 (--elems) values");
   rejects({{"dp", "4"}, {"group", "0,1/1,2,3"}}, "rank 1 is in rank lists 0 and 1");
   rejects({{"dp", "4"}, {"group", "0,1"}}, "rank 2 is in no rank list");
-  rejects({{"dp", "1024"}, {"tp", "8"}}, "world size");
+  rejects({{"dp", "65536"}, {"tp", "2"}}, "world size dp*tp*pp*cp = 131072 exceeds 65536");
   rejects({{"tp", "2"}, {"comm", "shared"}}, "--comm: shared needs");
 }
 
