@@ -6,6 +6,11 @@
 // - per-op overhead with gates on (each op released and awaited by the host);
 // - extra device memory of a separate amax communicator: split sharing resources, split
 //   without sharing, fresh init.
+//
+//   bench_gpu [--ranks N]   N members per communicator (default: one per GPU, at most 8). More
+//                           members than GPUs need NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1
+//                           (placement.h); otherwise the run says why and skips (exit 0).
+//   bench_gpu --nccl-version
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nccl.h>
@@ -13,11 +18,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/device_probe.h"
 #include "cuda/gpu_run.h"
 #include "cuda/nccl_ops.h"
+#include "cuda/placement.h"
 #include "cuda/session.h"
 #include "model/builder.h"
 
@@ -152,11 +159,24 @@ int main(int argc, char** argv) {
     return 0;
   }
   const DeviceProbe probe = probe_devices();
-  const std::uint32_t ranks = static_cast<std::uint32_t>(std::min(probe.device_count, 8));
+  std::uint32_t ranks = static_cast<std::uint32_t>(std::min(probe.device_count, 8));
+  if (argc > 1 && std::string(argv[1]) == "--ranks") {
+    const unsigned long wanted = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+    if (wanted == 0 || wanted > 64) {
+      std::printf("FAILED: --ranks needs a member count from 1 to 64\n");
+      return 2;
+    }
+    ranks = static_cast<std::uint32_t>(wanted);
+  }
   std::printf("nccl_version: %s\n", nccl_version_text(probe.nccl_runtime_version).c_str());
-  std::printf("ranks: %u (one per GPU)\n", ranks);
   try {
     const Scenario s = amax_loop(ranks, kOps, true);
+    const Placement placement = plan_placement(s, placement_input_here(probe, nullptr));
+    std::printf("ranks: %u (%s)\n", ranks, placement.note.c_str());
+    if (!placement.fits()) {
+      std::printf("SKIP: %u members do not fit here\n", ranks);
+      return 0;
+    }
     Engine engine(s);
     const std::vector<Step> schedule = eager_schedule(engine);
 
@@ -185,7 +205,9 @@ int main(int argc, char** argv) {
     const double dp_only = session_mib(amax_loop(ranks, 1, false), CommCreation::fresh_init);
     for (CommCreation how : {CommCreation::split_shared, CommCreation::split_unshared, CommCreation::fresh_init}) {
       const double both = session_mib(amax_loop(ranks, 1, true), how);
-      std::printf("amax_comm_extra_mib_gpu0_%s: %.1f\n", to_string(how), both - dp_only);
+      std::printf("amax_comm_extra_mib_gpu0_%s: %.1f (%u member(s) on GPU 0)\n", to_string(how),
+                  both - dp_only, static_cast<unsigned>(std::count(placement.device_of_rank.begin(),
+                                                                   placement.device_of_rank.end(), 0)));
     }
   } catch (const std::exception& e) {
     std::printf("FAILED: %s\n", e.what());
