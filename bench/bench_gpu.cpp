@@ -154,20 +154,20 @@ int main(int argc, char** argv) {
                 NCCL_MINOR, NCCL_PATCH);
     return 0;
   }
+  unsigned long wanted = 0;  // 0: one member per GPU
+  if (argc > 1 && std::string(argv[1]) == "--ranks") {
+    wanted = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+    if (wanted == 0 || wanted > 64) {
+      std::printf("FAILED: --ranks needs a member count from 1 to 64\n");
+      return 2;
+    }
+  }
   if (auto reason = cuda_unavailable_reason()) {
     std::printf("SKIP: %s\n", reason->c_str());
     return 0;
   }
   const DeviceProbe probe = probe_devices();
-  std::uint32_t ranks = static_cast<std::uint32_t>(std::min(probe.device_count, 8));
-  if (argc > 1 && std::string(argv[1]) == "--ranks") {
-    const unsigned long wanted = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
-    if (wanted == 0 || wanted > 64) {
-      std::printf("FAILED: --ranks needs a member count from 1 to 64\n");
-      return 2;
-    }
-    ranks = static_cast<std::uint32_t>(wanted);
-  }
+  const auto ranks = static_cast<std::uint32_t>(wanted != 0 ? wanted : std::min(probe.device_count, 8));
   std::printf("nccl_version: %s\n", nccl_version_text(probe.nccl_runtime_version).c_str());
   try {
     const Scenario s = amax_loop(ranks, kOps, true);
