@@ -6,6 +6,14 @@
 // - per-op overhead with gates on (each op released and awaited by the host);
 // - extra device memory of a separate amax communicator: split sharing resources, split
 //   without sharing, fresh init.
+//
+//   bench_gpu [--ranks N]   N members per communicator (default: one per GPU, at most 8). More
+//                           members than GPUs need NCCL >= 2.30 with NCCL_MULTI_RANK_GPU_ENABLE=1
+//                           (placement.h); otherwise the run says why and skips (exit 0).
+//   bench_gpu --ranks N --probe   only set up N members (DP + amax communicator), run the data
+//                           check and a short gated and free-running replay, and say whether it
+//                           finished: harness/gpu_check tries NCCL_MAX_CTAS values with it
+//   bench_gpu --nccl-version
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <nccl.h>
@@ -13,11 +21,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/device_probe.h"
 #include "cuda/gpu_run.h"
 #include "cuda/nccl_ops.h"
+#include "cuda/placement.h"
 #include "cuda/session.h"
 #include "model/builder.h"
 
@@ -135,6 +145,31 @@ double session_mib(const Scenario& s, CommCreation how) {
   return static_cast<double>(used_bytes(0) - before) / (1024.0 * 1024.0);
 }
 
+/// Whether `ranks` members can work here at all under the current NCCL settings: set-up, data
+/// check, then a short gated and a short free-running replay. A hang is reported by the
+/// watchdog (3 s per step), so a setting that starves the device fails fast.
+int probe_members(std::uint32_t ranks) {
+  constexpr std::uint32_t kProbeOps = 50;
+  const Scenario s = amax_loop(ranks, kProbeOps, true);
+  Engine engine(s);
+  const std::vector<Step> schedule = eager_schedule(engine);
+  for (bool gates : {true, false}) {
+    GpuRunOptions options;
+    options.gates = gates;
+    options.op_timeout_ms = 3000;
+    const auto start = Clock::now();
+    const GpuRunResult result = run_on_gpus(s, schedule, options);
+    if (result.hang || result.data_check_wrong != 0) {
+      std::printf("FAILED: probe with %u members, gates %s: %s\n", ranks, gates ? "on" : "off",
+                  result.hang ? result.hang_reason.c_str() : "the data check found wrong elements");
+      return 1;
+    }
+    std::printf("probe_gates_%s: ok, %.0f ms (set-up %.0f ms, %.2f us per all-reduce)\n", gates ? "on" : "off",
+                ms_since(start), result.setup_ms, result.replay_ms * 1000.0 / kProbeOps);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,16 +182,31 @@ int main(int argc, char** argv) {
                 NCCL_MINOR, NCCL_PATCH);
     return 0;
   }
+  unsigned long wanted = 0;  // 0: one member per GPU
+  const bool probe_only = argc > 3 && std::string(argv[3]) == "--probe";
+  if (argc > 1 && std::string(argv[1]) == "--ranks") {
+    wanted = argc > 2 ? std::strtoul(argv[2], nullptr, 10) : 0;
+    if (wanted == 0 || wanted > 64) {
+      std::printf("FAILED: --ranks needs a member count from 1 to 64\n");
+      return 2;
+    }
+  }
   if (auto reason = cuda_unavailable_reason()) {
     std::printf("SKIP: %s\n", reason->c_str());
     return 0;
   }
   const DeviceProbe probe = probe_devices();
-  const std::uint32_t ranks = static_cast<std::uint32_t>(std::min(probe.device_count, 8));
+  const auto ranks = static_cast<std::uint32_t>(wanted != 0 ? wanted : std::min(probe.device_count, 8));
   std::printf("nccl_version: %s\n", nccl_version_text(probe.nccl_runtime_version).c_str());
-  std::printf("ranks: %u (one per GPU)\n", ranks);
   try {
     const Scenario s = amax_loop(ranks, kOps, true);
+    const Placement placement = plan_placement(s, placement_input_here(probe, nullptr));
+    std::printf("ranks: %u (%s)\n", ranks, placement.note.c_str());
+    if (!placement.fits()) {
+      std::printf("SKIP: %u members do not fit here\n", ranks);
+      return 0;
+    }
+    if (probe_only) return probe_members(ranks);
     Engine engine(s);
     const std::vector<Step> schedule = eager_schedule(engine);
 
@@ -185,7 +235,9 @@ int main(int argc, char** argv) {
     const double dp_only = session_mib(amax_loop(ranks, 1, false), CommCreation::fresh_init);
     for (CommCreation how : {CommCreation::split_shared, CommCreation::split_unshared, CommCreation::fresh_init}) {
       const double both = session_mib(amax_loop(ranks, 1, true), how);
-      std::printf("amax_comm_extra_mib_gpu0_%s: %.1f\n", to_string(how), both - dp_only);
+      std::printf("amax_comm_extra_mib_gpu0_%s: %.1f (%u member(s) on GPU 0)\n", to_string(how),
+                  both - dp_only, static_cast<unsigned>(std::count(placement.device_of_rank.begin(),
+                                                                   placement.device_of_rank.end(), 0)));
     }
   } catch (const std::exception& e) {
     std::printf("FAILED: %s\n", e.what());

@@ -127,6 +127,7 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     j["steps_replayed"] = on_gpu.steps_replayed;
     j["data_check_wrong"] = on_gpu.data_check_wrong;
     j["oracle_mismatch"] = mismatch ? nlohmann::ordered_json(mismatch->describe()) : nlohmann::ordered_json(nullptr);
+    j["gpu_notes"] = on_gpu.notes;
     j["verdict"] = sched::to_string(verdict);
     j["hazards"] = nlohmann::ordered_json::array();
     for (const auto& h : hazards) j["hazards"].push_back(hazard_json(h, ""));
@@ -137,6 +138,8 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     if (fitted.one_rank_comms) fmt::print("note: {}\n", fitted.note);
     fmt::print("replayed {} steps; data check: {} wrong element(s)\n", on_gpu.steps_replayed, on_gpu.data_check_wrong);
     fmt::print("oracle: {}\n", mismatch ? mismatch->describe() : std::string("simulator and GPUs agree bit for bit"));
+    // What the replay saw beyond the values: leftover ops released, a hang's abort and drain.
+    for (const std::string& note : on_gpu.notes) fmt::print("gpu: {}\n", note);
     for (const auto& h : hazards) fmt::print("{}", format_hazard(h, ""));
     if (verdict == sched::VerdictKind::inconclusive) {
       fmt::print("inconclusive: the simulated run reached the step cap of {} steps (raise it with --max-steps)\n",

@@ -17,6 +17,8 @@ namespace amaxcheck::gpu {
 namespace {
 
 static_assert(sizeof(ncclUniqueId) == unique_id_bytes, "NCCL_UNIQUE_ID_BYTES changed");
+static_assert(several_ranks_per_gpu_min_nccl == compat::multi_rank_gpu_min_version,
+              "placement.h and compat.h disagree on the first NCCL with several ranks per GPU");
 
 bool ready(ncclComm_t comm) {
   ncclResult_t state = ncclSuccess;

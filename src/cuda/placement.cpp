@@ -28,6 +28,17 @@ std::string version_text(int code) {
   return fmt::format("{}.{}.{}", code / 10000, (code % 10000) / 100, code % 100);
 }
 
+/// Why two ranks of one communicator may not share a GPU: the library is too old, or it is
+/// new enough and the switch is off (then setting it is all that is missing).
+std::string sharing_refusal(int nccl_version) {
+  if (nccl_version >= several_ranks_per_gpu_min_nccl) {
+    return fmt::format("NCCL {} allows that only with NCCL_MULTI_RANK_GPU_ENABLE=1 (experimental), which is not set",
+                       version_text(nccl_version));
+  }
+  return fmt::format("NCCL {} does not allow that (needs NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1)",
+                     version_text(nccl_version));
+}
+
 }  // namespace
 
 const char* to_string(PlacementMode mode) { return enum_name(mode); }
@@ -55,7 +66,7 @@ Placement plan_placement(const Scenario& scenario, const PlacementInput& input) 
     out.note = where + ": one GPU per rank";
     return out;
   }
-  const bool multi_rank_ok = input.nccl_version >= 23000 && input.multi_rank_env;
+  const bool multi_rank_ok = input.nccl_version >= several_ranks_per_gpu_min_nccl && input.multi_rank_env;
   if (multi_rank_ok) {
     out.mode = PlacementMode::several_ranks_per_gpu;
     out.note = where + fmt::format(": several ranks per GPU (NCCL {} with NCCL_MULTI_RANK_GPU_ENABLE=1)",
@@ -80,20 +91,18 @@ Placement plan_placement(const Scenario& scenario, const PlacementInput& input) 
     return out;
   }
   out.mode = PlacementMode::does_not_fit;
+  const std::string why_not = sharing_refusal(input.nccl_version);
   if (input.launch.multi_process()) {
-    out.note = where + fmt::format(": the {} process(es) on this node need {} GPUs without sharing, and NCCL {} "
-                                   "cannot put two ranks of one communicator on one GPU (needs NCCL >= 2.30 and "
-                                   "NCCL_MULTI_RANK_GPU_ENABLE=1); use more GPUs or fewer processes per node",
-                                   input.launch.local_size, input.launch.local_size * per_process,
-                                   version_text(input.nccl_version));
+    out.note = where + fmt::format(": the {} process(es) on this node need {} GPUs without sharing, and {}; use "
+                                   "more GPUs or fewer processes per node",
+                                   input.launch.local_size, input.launch.local_size * per_process, why_not);
     return out;
   }
   out.note = where + fmt::format(
-                         ": two ranks of one communicator would share a GPU, which NCCL {} does not "
-                         "allow (needs NCCL >= 2.30 and NCCL_MULTI_RANK_GPU_ENABLE=1); run the "
+                         ": two ranks of one communicator would share a GPU, and {}; run the "
                          "1-rank-communicator variant (collectives become local; stream/event races "
                          "stay real) or use more GPUs",
-                         version_text(input.nccl_version));
+                         why_not);
   return out;
 }
 

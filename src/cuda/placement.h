@@ -44,11 +44,16 @@ namespace amaxcheck::gpu {
 
 const char* to_string(PlacementMode mode);
 
+/// NCCL_VERSION(2, 30, 0): the first run-time library that may put several ranks of one
+/// communicator on one GPU. Spelled out because this file sees no nccl.h; communicators.cpp
+/// checks that it equals compat::multi_rank_gpu_min_version.
+inline constexpr int several_ranks_per_gpu_min_nccl = 23000;
+
 struct PlacementInput {
   LaunchEnv launch;
   int device_count = 0;
   int nccl_version = 0;         ///< run-time ncclGetVersion code
-  bool multi_rank_env = false;  ///< NCCL_MULTI_RANK_GPU_ENABLE=1 is set
+  bool multi_rank_env = false;  ///< NCCL_MULTI_RANK_GPU_ENABLE=1 is set (compat::multi_rank_gpu_enabled)
 };
 
 struct Placement {
@@ -60,8 +65,11 @@ struct Placement {
   bool fits() const { return mode != PlacementMode::does_not_fit; }
 };
 
-/// Decides the placement. Throws InputError when the process count does not divide the rank
-/// count, or when there is no device at all.
+/// Decides the placement. When the node has fewer GPUs than ranks, several ranks of one
+/// communicator share a GPU exactly when nccl_version >= several_ranks_per_gpu_min_nccl and
+/// multi_rank_env; otherwise a scenario that would put two members of a communicator on one
+/// GPU does not fit, and the note says which of the two is missing. Throws InputError when the
+/// process count does not divide the rank count, or when there is no device at all.
 Placement plan_placement(const Scenario& scenario, const PlacementInput& input);
 
 }  // namespace amaxcheck::gpu

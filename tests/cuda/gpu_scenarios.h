@@ -92,6 +92,55 @@ inline Scenario every_kernel_on_one_rank(std::uint32_t tensor_size) {
   return out;
 }
 
+/// `ranks` members of a DP communicator and of a separate amax communicator over the same ranks
+/// (derived from the DP one: GpuRunOptions::derived_comms). Rank r holds values that differ per
+/// rank, sums them over DP (a gradient bucket) and takes the MAX of its two amaxes over the amax
+/// communicator: a real cross-rank reduction whenever the members are on one GPU or several.
+inline Scenario dp_sum_and_amax_max(std::uint32_t ranks) {
+  ScenarioBuilder b("dp sum and amax max");
+  std::vector<RankId> all;
+  for (std::uint32_t i = 0; i < ranks; ++i) all.push_back(b.rank());
+  const CommId dp = b.comm("dp", all);
+  const CommId amax = b.comm("amax", all);
+  std::vector<ReplicaCheck::Replica> grads, amaxes;
+  for (RankId r : all) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const float k = static_cast<float>(r);
+    const BufferId grad = b.buffer(r, "grad", 3, {k, 0.5f * k, -k});
+    const BufferId global = b.buffer(r, "amax_global", 2, {k * 1.5f, 100.0f - k});
+    b.op(r, t, ScenarioBuilder::all_reduce(s, dp, {grad, 0, 3}, {grad, 0, 3}, "grad_bucket", ReduceOp::sum));
+    b.op(r, t, ScenarioBuilder::all_reduce(s, amax, {global, 0, 2}, {global, 0, 2}, "amax_reduce"));
+    grads.push_back({r, {grad, 0, 3}});
+    amaxes.push_back({r, {global, 0, 2}});
+  }
+  Scenario out = b.build();
+  out.checks.push_back(ReplicaCheck{"grad", grads, {}});
+  out.checks.push_back(ReplicaCheck{"reduced amax", amaxes, {}});
+  return out;
+}
+
+/// Seed hazard 2 in miniature: two ranks share one communicator for the amax reduction and a
+/// gradient bucket, in opposite orders, so collective #0 pairs rank 0's 4-float MAX with rank
+/// 1's 4096-float SUM (a mismatch the simulator refuses to complete).
+inline Scenario shared_comm_rank_dependent_order() {
+  ScenarioBuilder b("shared comm, rank-dependent order");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId grad = b.buffer(r, "grad", 4096);
+    const BufferId global = b.buffer(r, "amax_global", 4, {1.0f, 2.0f, 3.0f, 4.0f});
+    const Op amax = ScenarioBuilder::all_reduce(s, dp, {global, 0, 4}, {global, 0, 4}, "amax_reduce");
+    const Op bucket =
+        ScenarioBuilder::all_reduce(s, dp, {grad, 0, 4096}, {grad, 0, 4096}, "grad_bucket", ReduceOp::sum);
+    b.op(r, t, r == r0 ? amax : bucket);
+    b.op(r, t, r == r0 ? bucket : amax);
+  }
+  return b.build();
+}
+
 /// Issues every op it can and executes none: a schedule that leaves everything behind gates.
 inline std::vector<Step> issue_only(Engine& engine) {
   std::vector<Step> steps;

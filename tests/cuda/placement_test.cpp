@@ -54,6 +54,62 @@ TEST(Placement, nccl_2_30_shares_a_gpu_only_with_the_environment_switch) {
   EXPECT_EQ(plan_placement(two_ranks(), input(1, 23000, true)).mode, PlacementMode::several_ranks_per_gpu);
   EXPECT_EQ(plan_placement(two_ranks(), input(1, 23000, false)).mode, PlacementMode::does_not_fit);
   EXPECT_EQ(plan_placement(two_ranks(), input(1, 22900, true)).mode, PlacementMode::does_not_fit);
+  EXPECT_EQ(plan_placement(two_ranks(), input(1, several_ranks_per_gpu_min_nccl - 1, true)).mode,
+            PlacementMode::does_not_fit);
+}
+
+/// `ranks` ranks on one DP communicator and a separate amax communicator split from it.
+Scenario dp_and_amax(std::uint32_t ranks) {
+  ScenarioBuilder b("dp and amax");
+  std::vector<RankId> all;
+  for (std::uint32_t i = 0; i < ranks; ++i) all.push_back(b.rank());
+  const CommId dp = b.comm("dp", all);
+  const CommId amax = b.comm("amax", all);
+  for (RankId r : all) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId buf = b.buffer(r, "amax", 2);
+    b.op(r, t, ScenarioBuilder::all_reduce(s, dp, {buf, 0, 2}, {buf, 0, 2}, "grad"));
+    b.op(r, t, ScenarioBuilder::all_reduce(s, amax, {buf, 0, 1}, {buf, 0, 1}, "amax"));
+  }
+  return b.build();
+}
+
+TEST(Placement, with_the_switch_2_4_and_8_members_all_go_on_the_one_gpu_and_the_note_names_the_library) {
+  for (std::uint32_t ranks : {2u, 4u, 8u}) {
+    const Placement p = plan_placement(dp_and_amax(ranks), input(1, 23007, true));
+    EXPECT_EQ(p.mode, PlacementMode::several_ranks_per_gpu) << ranks << " ranks: " << p.note;
+    EXPECT_EQ(p.device_of_rank, std::vector<int>(ranks, 0));
+    EXPECT_EQ(p.local_ranks.size(), ranks);
+    EXPECT_NE(p.note.find("NCCL 2.30.7 with NCCL_MULTI_RANK_GPU_ENABLE=1"), std::string::npos) << p.note;
+  }
+}
+
+TEST(Placement, several_ranks_per_gpu_wrap_around_the_gpus_there_are) {
+  const Placement p = plan_placement(dp_and_amax(4), input(2, 23007, true));
+  EXPECT_EQ(p.mode, PlacementMode::several_ranks_per_gpu) << p.note;
+  EXPECT_EQ(p.device_of_rank, (std::vector<int>{0, 1, 0, 1}));
+}
+
+TEST(Placement, enough_gpus_never_share_even_with_the_switch) {
+  const Placement p = plan_placement(dp_and_amax(2), input(2, 23007, true));
+  EXPECT_EQ(p.mode, PlacementMode::one_gpu_per_rank);
+  EXPECT_EQ(p.device_of_rank, (std::vector<int>{0, 1}));
+}
+
+TEST(Placement, nccl_2_30_without_the_switch_says_that_the_switch_is_what_is_missing) {
+  const Placement p = plan_placement(two_ranks(), input(1, 23007, false));
+  EXPECT_EQ(p.mode, PlacementMode::does_not_fit);
+  EXPECT_NE(p.note.find("NCCL 2.30.7 allows that only with NCCL_MULTI_RANK_GPU_ENABLE=1"), std::string::npos)
+      << p.note;
+  EXPECT_NE(p.note.find("which is not set"), std::string::npos) << p.note;
+  EXPECT_NE(p.note.find("1-rank"), std::string::npos) << p.note;
+}
+
+TEST(Placement, nccl_before_2_30_with_the_switch_says_that_the_library_is_too_old) {
+  const Placement p = plan_placement(two_ranks(), input(1, 22903, true));
+  EXPECT_EQ(p.mode, PlacementMode::does_not_fit);
+  EXPECT_NE(p.note.find("NCCL 2.29.3 does not allow that (needs NCCL >= 2.30"), std::string::npos) << p.note;
 }
 
 TEST(Placement, the_split_variant_fits_on_one_gpu) {
@@ -90,6 +146,22 @@ TEST(Placement, processes_sharing_a_gpu_do_not_fit_and_every_process_of_the_node
     EXPECT_EQ(p.mode, PlacementMode::does_not_fit) << "process " << local_rank << ": " << p.note;
     EXPECT_NE(p.note.find("need 2 GPUs"), std::string::npos) << p.note;
   }
+}
+
+TEST(Placement, processes_sharing_a_gpu_fit_with_nccl_2_30_and_the_switch_in_every_process) {
+  for (int local_rank : {0, 1}) {
+    PlacementInput in = one_of_two_processes_on_one_gpu(local_rank);
+    in.nccl_version = 23007;
+    in.multi_rank_env = true;
+    const Placement p = plan_placement(two_ranks(), in);
+    EXPECT_EQ(p.mode, PlacementMode::several_ranks_per_gpu) << "process " << local_rank << ": " << p.note;
+    EXPECT_EQ(p.local_ranks, (std::vector<std::uint32_t>{static_cast<std::uint32_t>(local_rank)}));
+  }
+  PlacementInput off = one_of_two_processes_on_one_gpu(0);
+  off.nccl_version = 23007;
+  const Placement p = plan_placement(two_ranks(), off);
+  EXPECT_EQ(p.mode, PlacementMode::does_not_fit);
+  EXPECT_NE(p.note.find("which is not set"), std::string::npos) << p.note;
 }
 
 TEST(Placement, processes_may_share_a_gpu_when_every_communicator_has_one_member) {
