@@ -8,6 +8,7 @@
 /// document owns; it is checked for UTF-8 only where the validator reads it, so the error can
 /// name the field.
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -69,6 +70,8 @@ class Document {
   Node& operator[](NodeId id) { return nodes_[id]; }
   const Node& operator[](NodeId id) const { return nodes_[id]; }
   std::size_t size() const { return nodes_.size(); }
+  void reserve(std::size_t n) { nodes_.reserve(std::min(n, max_reserved)); }
+  static constexpr std::size_t max_reserved = std::size_t{1} << 22;
 
   NodeId root = 0;
 

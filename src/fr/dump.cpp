@@ -67,7 +67,9 @@ bool is_list(const Node& n) { return n.kind == Kind::list || n.kind == Kind::tup
 
 class Validator {
  public:
-  Validator(const Document& doc, Dump& dump) : doc_(doc), dump_(dump), key_slot_(doc.size(), unseen_key) {
+  Validator(const Document& doc, Dump& dump)
+      : doc_(doc), dump_(dump), key_slot_(doc.size(), unseen_key), text_of_node_(doc.size(), none),
+        sizes_of_node_(doc.size(), none), strings_of_node_(doc.size(), none), stack_of_node_(doc.size(), none) {
     dump_.texts.emplace_back();
     dump_.shapes.emplace_back();
     dump_.string_lists.emplace_back();
@@ -76,11 +78,11 @@ class Validator {
 
   /// `id` as kept (bounded_text), shared by every reference to the node and by equal content.
   TextId text(NodeId id, const Where& where) {
-    if (auto it = text_of_node_.find(id); it != text_of_node_.end()) return it->second;
+    if (text_of_node_[id] != none) return text_of_node_[id];
     const std::string_view raw = doc_[id].text;
     const bool valid = invalid_utf8_at(raw) == std::string_view::npos;
     const TextId t = intern(bounded_text(raw, valid ? std::string() : where.str()));
-    text_of_node_.emplace(id, t);
+    text_of_node_[id] = t;
     return t;
   }
   /// A frame's name or file: any value, shown short when it is not a string.
@@ -97,7 +99,7 @@ class Validator {
   }
 
   std::uint32_t sizes(NodeId id, const Where& where) {
-    if (auto it = sizes_of_node_.find(id); it != sizes_of_node_.end()) return it->second;
+    if (sizes_of_node_[id] != none) return sizes_of_node_[id];
     const Node& n = doc_[id];
     std::vector<Shape> value;
     bool ok = is_list(n);
@@ -118,12 +120,12 @@ class Validator {
     }
     auto [it, fresh] = shape_ids_.try_emplace(value, static_cast<std::uint32_t>(dump_.shapes.size()));
     if (fresh) dump_.shapes.push_back(std::move(value));
-    sizes_of_node_.emplace(id, it->second);
+    sizes_of_node_[id] = it->second;
     return it->second;
   }
 
   std::uint32_t strings(NodeId id, const Where& where) {
-    if (auto it = strings_of_node_.find(id); it != strings_of_node_.end()) return it->second;
+    if (strings_of_node_[id] != none) return strings_of_node_[id];
     const Node& n = doc_[id];
     bool ok = is_list(n);
     for (std::size_t i = 0; ok && i < n.items.size(); ++i) ok = doc_[n.items[i]].kind == Kind::text;
@@ -132,7 +134,7 @@ class Validator {
     for (std::size_t i = 0; i < n.items.size(); ++i) value.push_back(text(n.items[i], where.at(i)));
     auto [it, fresh] = list_ids_.try_emplace(value, static_cast<std::uint32_t>(dump_.string_lists.size()));
     if (fresh) dump_.string_lists.push_back(std::move(value));
-    strings_of_node_.emplace(id, it->second);
+    strings_of_node_[id] = it->second;
     return it->second;
   }
 
@@ -141,7 +143,7 @@ class Validator {
     const Node& n = doc_[id];
     if (!is_list(n)) bad(fmt::format("{}: expected a list of frames", where.str()));
     const auto dropped = static_cast<std::uint32_t>(n.items.size() > max_frames ? n.items.size() - max_frames : 0);
-    if (auto it = stack_of_node_.find(id); it != stack_of_node_.end()) return {it->second, dropped};
+    if (stack_of_node_[id] != none) return {stack_of_node_[id], dropped};
     std::vector<std::uint32_t> stack;
     for (std::size_t i = 0; i < std::min(n.items.size(), max_frames); ++i) {
       const Node& f = doc_[n.items[i]];
@@ -167,7 +169,7 @@ class Validator {
     }
     auto [it, fresh] = stack_ids_.try_emplace(stack, static_cast<std::uint32_t>(dump_.stacks.size()));
     if (fresh) dump_.stacks.push_back(std::move(stack));
-    stack_of_node_.emplace(id, it->second);
+    stack_of_node_[id] = it->second;
     return {it->second, dropped};
   }
 
@@ -200,8 +202,10 @@ class Validator {
 
  private:
   std::vector<std::int16_t> key_slot_;
-  std::unordered_map<NodeId, TextId> text_of_node_;
-  std::unordered_map<NodeId, std::uint32_t> sizes_of_node_, strings_of_node_, stack_of_node_;
+  // What each node was read as, by node: a shared node is read once.
+  static constexpr std::uint32_t none = UINT32_MAX;
+  std::vector<TextId> text_of_node_;
+  std::vector<std::uint32_t> sizes_of_node_, strings_of_node_, stack_of_node_;
   std::unordered_map<std::string, TextId> text_ids_;
   std::map<std::vector<Shape>, std::uint32_t> shape_ids_;
   std::map<std::vector<TextId>, std::uint32_t> list_ids_;

@@ -115,15 +115,60 @@ class PickleMachine {
     doc_[id].integer = value;
   }
 
+  // Picklers number memo entries 0, 1, 2, ...: a vector holds them. A key far past the count
+  // (only a hand-made pickle has one) goes to a map, so it cannot make the vector huge.
+  /// INT / LONG: a decimal line ("I01" and "I00" are protocol 0's True and False).
+  void text_integer(std::string_view digits, std::size_t at) {
+    if (digits == "01" || digits == "00") {
+      doc_[push(Kind::boolean)].truth = digits == "01";
+      return;
+    }
+    if (!digits.empty() && digits.back() == 'L') digits.remove_suffix(1);
+    const bool negative = !digits.empty() && digits[0] == '-';
+    const std::string_view magnitude = digits.substr(negative || (!digits.empty() && digits[0] == '+'));
+    if (magnitude.empty() || magnitude.find_first_not_of("0123456789") != std::string_view::npos) {
+      broken(at, "an INT that is not a decimal number");
+    }
+    const NodeId id = push(Kind::integer);
+    std::uint64_t v = 0;
+    for (char c : magnitude) {
+      const auto d = static_cast<std::uint64_t>(c - '0');
+      if (v > (UINT64_MAX - d) / 10) {
+        v = UINT64_MAX;
+        break;
+      }
+      v = v * 10 + d;
+    }
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : static_cast<std::uint64_t>(INT64_MAX);
+    if (v > limit) {
+      doc_[id].kind = Kind::big_integer;
+      doc_[id].truth = negative;
+    } else {
+      doc_[id].integer = negative ? static_cast<std::int64_t>(~v + 1) : static_cast<std::int64_t>(v);
+    }
+  }
+
   void memo_put(std::uint64_t index, std::size_t at) {
     if (stack_.size() <= floor()) broken(at, "memo put with an empty stack");
-    memo_[index] = stack_.back();
+    if (index < memo_.size() + 4096) {
+      if (index >= memo_.size()) memo_.resize(index + 1, unset);
+      memo_[index] = stack_.back();
+    } else {
+      far_memo_[index] = stack_.back();
+    }
   }
   void memo_get(std::uint64_t index, std::size_t at) {
-    const auto it = memo_.find(index);
-    if (it == memo_.end()) broken(at, fmt::format("memo key {} not found", index));
-    stack_.push_back(it->second);
+    NodeId id = unset;
+    if (index < memo_.size()) {
+      id = memo_[index];
+    } else if (const auto it = far_memo_.find(index); it != far_memo_.end()) {
+      id = it->second;
+    }
+    if (id == unset) broken(at, fmt::format("memo key {} not found", index));
+    stack_.push_back(id);
   }
+  std::uint64_t memo_count() const { return memo_.size() + far_memo_.size(); }
+  static constexpr NodeId unset = UINT32_MAX;
 
   void step(unsigned char op, std::size_t at) {
     switch (op) {
@@ -202,7 +247,7 @@ class PickleMachine {
         stack_.push_back(stack_.back());
         return;
       }
-      case 0x94: memo_put(memo_.size(), at); return;  // MEMOIZE
+      case 0x94: memo_put(memo_count(), at); return;  // MEMOIZE
       case 'q': memo_put(little(1), at); return;      // BINPUT
       case 'r': memo_put(little(4), at); return;      // LONG_BINPUT
       case 'h': memo_get(little(1), at); return;      // BINGET
@@ -226,7 +271,8 @@ class PickleMachine {
       case 'B': case 'C': case 0x8e: case 0x96: case 0x97: case 0x98:
         refused("it holds a bytes, which is not plain data");
       case 0x8f: case 0x90: case 0x91: refused("it holds a set, which is not plain data");
-      case 'I': case 'L': case 'F': case 'S': case 'V': case 'p': case 'g':
+      case 'I': case 'L': text_integer(line(), at); return;  // protocol 1 writes ints past 2^31 so
+      case 'S': case 'V': case 'F': case 'p': case 'g':
         broken(at, fmt::format("opcode {:?} of the text protocol 0 (PyTorch writes protocol 2)", static_cast<char>(op)));
       default: broken(at, fmt::format("unknown opcode 0x{:02x}", op));
     }
@@ -237,13 +283,15 @@ class PickleMachine {
   std::size_t pos_ = 0;
   std::vector<NodeId> stack_;
   std::vector<std::size_t> marks_;
-  std::unordered_map<std::uint64_t, NodeId> memo_;
+  std::vector<NodeId> memo_;
+  std::unordered_map<std::uint64_t, NodeId> far_memo_;
 };
 
 }  // namespace
 
 std::unique_ptr<Document> read_pickle(std::string bytes) {
   auto doc = std::make_unique<Document>(std::move(bytes));
+  doc->reserve(doc->bytes().size() / 8);  // a value takes 5 to 20 bytes of a dump's pickle
   doc->root = PickleMachine(*doc).run();
   return doc;
 }
