@@ -18,7 +18,6 @@
 namespace amaxcheck::fr {
 namespace {
 
-constexpr std::int64_t max_id = INT64_MAX;
 
 // The entry fields read, in one table: a key's slot is found once per key node.
 enum Field : std::uint8_t {
