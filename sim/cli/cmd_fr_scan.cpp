@@ -28,7 +28,7 @@ int run_fr_scan(const FrScanArgs& args) {
   // At most 8 by default: each thread's malloc arena reserves address space, which a caller's
   // RLIMIT_AS counts; more threads than files or cores would not help anyway.
   const unsigned jobs = args.jobs ? args.jobs : std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  const std::string out = fr::scan_json(fr::load_dumps(args.dumps, format, jobs));
+  const std::string out = fr::scan_dumps(args.dumps, format, jobs);
   if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
     throw InputError("fr-scan: cannot write the output");
   }

@@ -13,6 +13,7 @@
 
 #include "fr/dump.h"
 #include "fr/readers.h"
+#include "fr/scan_json.h"
 #include "util/check.h"
 
 namespace amaxcheck::fr {
@@ -84,15 +85,22 @@ Dump load_dump(const std::string& path, DumpFormat format, std::int64_t fallback
   return validate_dump(*doc, path, fallback_rank);
 }
 
-std::vector<Dump> load_dumps(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs) {
-  std::vector<std::optional<Dump>> dumps(paths.size());
+namespace {
+
+/// `make(load_dump(...))` for every file on up to `jobs` threads, sorted by rank (`rank_of`),
+/// duplicates refused; the first error in `paths` order is thrown.
+template <typename T, typename Make, typename RankOf>
+std::vector<T> load_parallel(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs, Make make,
+                             RankOf rank_of) {
+  std::vector<std::optional<T>> done(paths.size());
   std::vector<std::exception_ptr> errors(paths.size());
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
-        dumps[i] = load_dump(paths[i], format, static_cast<std::int64_t>(i));
-        dumps[i]->input = i;
+        Dump dump = load_dump(paths[i], format, static_cast<std::int64_t>(i));
+        dump.input = i;
+        done[i] = make(std::move(dump));
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -107,16 +115,35 @@ std::vector<Dump> load_dumps(const std::vector<std::string>& paths, DumpFormat f
     if (e) std::rethrow_exception(e);
   }
   std::map<std::int64_t, std::size_t> by_rank;
-  for (std::size_t i = 0; i < dumps.size(); ++i) {
-    const auto [it, fresh] = by_rank.emplace(dumps[i]->rank, i);
+  for (std::size_t i = 0; i < done.size(); ++i) {
+    const auto [it, fresh] = by_rank.emplace(rank_of(*done[i]), i);
     if (!fresh) {
-      throw InputError(fmt::format("{}: rank {} already comes from {}", dumps[i]->path, dumps[i]->rank,
-                                   dumps[it->second]->path));
+      throw InputError(fmt::format("{}: rank {} already comes from {}", paths[i], it->first, paths[it->second]));
     }
   }
-  std::vector<Dump> out;
-  out.reserve(dumps.size());
-  for (const auto& [rank, i] : by_rank) out.push_back(std::move(*dumps[i]));
+  std::vector<T> out;
+  out.reserve(done.size());
+  for (const auto& [rank, i] : by_rank) out.push_back(std::move(*done[i]));
+  return out;
+}
+
+}  // namespace
+
+std::vector<Dump> load_dumps(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs) {
+  return load_parallel<Dump>(paths, format, jobs, [](Dump d) { return d; }, [](const Dump& d) { return d.rank; });
+}
+
+std::string scan_dumps(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs) {
+  // Each thread prints its dump's line and drops the dump: the output is all that stays.
+  using Line = std::pair<std::int64_t, std::string>;
+  const std::vector<Line> lines = load_parallel<Line>(
+      paths, format, jobs, [](Dump d) { return Line{d.rank, scan_json_line(d)}; },
+      [](const Line& l) { return l.first; });
+  std::string out;
+  std::size_t size = 0;
+  for (const Line& l : lines) size += l.second.size();
+  out.reserve(size);
+  for (const Line& l : lines) out += l.second;
   return out;
 }
 

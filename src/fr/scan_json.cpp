@@ -75,6 +75,13 @@ void dump(Buffer& out, const Dump& d) {
 
 }  // namespace
 
+std::string scan_json_line(const Dump& d) {
+  Buffer out;
+  dump(out, d);
+  put(out, '\n');
+  return fmt::to_string(out);
+}
+
 std::string scan_json(const std::vector<Dump>& dumps) {
   Buffer out;
   for (const Dump& d : dumps) {

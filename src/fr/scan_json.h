@@ -24,5 +24,10 @@ inline constexpr const char* record_row_fields[] = {
 
 /// `dumps` as above.
 std::string scan_json(const std::vector<Dump>& dumps);
+/// One dump's line.
+std::string scan_json_line(const Dump& dump);
+
+/// The files read (load_dumps, dump.h) and printed as above, each on the thread that read it.
+std::string scan_dumps(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs);
 
 }  // namespace amaxcheck::fr
