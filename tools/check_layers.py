@@ -20,11 +20,12 @@ LAYERS = {
     "protocols": ("src/protocols", ["engine", "model", "util"]),
     "io": ("src/io", ["protocols", "engine", "model", "util"]),
     "cuda": ("src/cuda", ["detectors", "engine", "model", "util"]),
+    "fr": ("src/fr", ["util"]),
     "scheduler": ("sim/scheduler", ["detectors", "engine", "model", "util"]),
     "trace": ("sim/trace", ["scheduler", "io", "detectors", "engine", "model", "util"]),
     "shrink": ("sim/shrink", ["trace", "scheduler", "io", "detectors", "engine", "model", "util"]),
     "export": ("sim/export", ["trace", "scheduler", "io", "detectors", "engine", "model", "util"]),
-    "cli": ("sim/cli", ["export", "shrink", "trace", "scheduler", "cuda", "io", "protocols", "detectors",
+    "cli": ("sim/cli", ["export", "shrink", "trace", "scheduler", "cuda", "fr", "io", "protocols", "detectors",
                         "engine", "model", "util"]),
 }
 # Third-party headers that belong to one layer only.

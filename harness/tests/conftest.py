@@ -1,6 +1,7 @@
 """Shared fixtures: the harness on sys.path, a fake program, and a way to run the CLI."""
 
 import json
+import os
 import pathlib
 import stat
 import sys
@@ -24,6 +25,7 @@ def fake_bin(tmp_path, monkeypatch):
         program.write_text(f"#!{sys.executable}\n{source}")
         program.chmod(program.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     log = tmp_path / "invocations.jsonl"
+    monkeypatch.setenv("FAKE_AMAXCHECK_REAL", os.environ.get("AMAXCHECK_BIN", ""))
     monkeypatch.setenv("AMAXCHECK_BIN", str(path))
     monkeypatch.setenv("FAKE_AMAXCHECK_LOG", str(log))
     return FakeProgram(path, log)

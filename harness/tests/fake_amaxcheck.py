@@ -7,6 +7,7 @@ so the tests can check the harness's orchestration against known answers:
     timing figures that grow with log2(dp); an unknown option -> exit 2.
   check SCENARIO.json: clean; writes --trace-out.
   replay/shrink/export: on fake traces (JSON lines with "step", plus {"hazard": kind} lines).
+  fr-scan: runs the real program's (FAKE_AMAXCHECK_REAL, the AMAXCHECK_BIN the fake replaced).
   hazard-kinds --json: a kind table (FAKE_REVERSED_KINDS=1 lists it in reverse order, so a test
     can tell that the harness takes the order and labels from the program).
   check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID (with process and
@@ -154,6 +155,12 @@ def main(argv):
     cmd, args = argv[0], argv[1:]
     if cmd == "hazard-kinds":
         return hazard_kinds()
+    if cmd == "fr-scan":  # the Flight Recorder reader is the real program's (FAKE_AMAXCHECK_REAL)
+        real = os.environ.get("FAKE_AMAXCHECK_REAL")
+        if not real:
+            print("fr-scan needs the real program: FAKE_AMAXCHECK_REAL is not set", file=sys.stderr)
+            return 3
+        os.execv(real, [real, cmd, *args])
     if cmd == "check":
         return check(args)
     if cmd == "replay":

@@ -28,6 +28,7 @@ void register_commands(CLI::App& app) {
   register_demo(app);
   register_suite(app);
   register_hazard_kinds(app);
+  register_fr_scan(app);
 }
 
 int run_main(int argc, char** argv) {

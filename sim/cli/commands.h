@@ -51,5 +51,6 @@ void register_protocols(CLI::App& app);
 void register_demo(CLI::App& app);
 void register_suite(CLI::App& app);
 void register_hazard_kinds(CLI::App& app);
+void register_fr_scan(CLI::App& app);
 
 }  // namespace amaxcheck::cli

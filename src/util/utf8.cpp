@@ -31,6 +31,19 @@ std::size_t sequence_length(std::string_view text) {
 
 }  // namespace
 
+std::size_t invalid_utf8_at(std::string_view text) {
+  for (std::size_t at = 0; at < text.size();) {
+    if (static_cast<unsigned char>(text[at]) < 0x80) {
+      ++at;
+      continue;
+    }
+    const std::size_t length = sequence_length(text.substr(at));
+    if (length == 0) return at;
+    at += length;
+  }
+  return std::string_view::npos;
+}
+
 std::string escape_invalid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
