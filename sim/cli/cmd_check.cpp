@@ -148,10 +148,13 @@ JunitSuite junit_of(const Scenario& scenario, const CheckRequest& request, const
 
 int run(CheckArgs& args) {
   const unsigned jobs = std::max(1u, args.jobs);
-  const Scenario scenario =
-      args.one_rank_comms ? split_communicators_per_rank(args.target.load(jobs)) : args.target.load(jobs);
+  // A plain check records only a hazard's run; --check-determinism records runs up front.
+  const Recording recording = args.check_determinism ? Recording::always : Recording::on_hazard;
+  const Scenario scenario = args.one_rank_comms ? split_communicators_per_rank(args.target.load(jobs, recording))
+                                                : args.target.load(jobs, recording);
   CheckRequest request;
   request.explore = explore_options(args);
+  request.explore.before_recording = args.target.recording_check;
   request.trace_out = args.trace_out;
   request.iterations = args.target.iterations();
   request.separate_amax_comm = args.target.separate_amax_comm();

@@ -21,6 +21,13 @@ void enforce(std::uint64_t max_bytes, const std::string& what, const sched::Memo
                                what, estimate.describe(), sched::format_bytes(max_bytes), enough));
 }
 
+/// What a command keeps alive up front: without a recorded run's steps when it records only
+/// a hazard's run.
+sched::MemoryEstimate kept(sched::MemoryEstimate estimate, Recording recording) {
+  if (recording == Recording::on_hazard) estimate.steps_bytes = 0;
+  return estimate;
+}
+
 }  // namespace
 
 void MemoryLimit::add_option(CLI::App& sub) {
@@ -30,14 +37,25 @@ void MemoryLimit::add_option(CLI::App& sub) {
       ->default_str("8G");
 }
 
-void MemoryLimit::check_protocol(const ProtocolKnobs& knobs, const std::string& what, unsigned jobs) const {
+void MemoryLimit::check_protocol(const ProtocolKnobs& knobs, const std::string& what, unsigned jobs,
+                                 Recording recording) const {
   const ScenarioSize size = protocol_size(knobs);
   // A finished run takes a few steps per op (issue, execute; join and complete for collectives).
-  enforce(max_bytes, what, sched::estimate_memory(size, 3 * size.ops, jobs));
+  enforce(max_bytes, what, kept(sched::estimate_memory(size, 3 * size.ops, jobs), recording));
 }
 
-void MemoryLimit::check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs) const {
-  enforce(max_bytes, where, sched::estimate_memory(scenario_size(scenario), sched::expected_steps(scenario), jobs));
+void MemoryLimit::check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs,
+                                 Recording recording) const {
+  enforce(max_bytes, where,
+          kept(sched::estimate_memory(scenario_size(scenario), sched::expected_steps(scenario), jobs), recording));
+}
+
+std::function<void()> MemoryLimit::recording_check(const Scenario& scenario, const std::string& where) const {
+  const sched::MemoryEstimate estimate =
+      sched::estimate_memory(scenario_size(scenario), sched::expected_steps(scenario), 1);
+  return [max = max_bytes, estimate, what = fmt::format("recording the trace of the hazard found in {}", where)] {
+    enforce(max, what, estimate);
+  };
 }
 
 }  // namespace amaxcheck::cli

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "model/scenario.h"
@@ -16,6 +17,13 @@ namespace amaxcheck::cli {
 /// less than a CI machine has.
 inline constexpr std::uint64_t default_max_memory_bytes = 8ull << 30;
 
+/// Which runs a command keeps whole (every step): what the estimate counts beside the engines.
+enum class Recording : std::uint8_t {
+  always,     ///< replay, shrink, export, --check-determinism: a recorded run's steps are counted
+  on_hazard,  ///< check: only a hazard's run is recorded, so the steps are counted when one is
+              ///< found (before_recording), not up front: a clean check keeps no steps
+};
+
 struct MemoryLimit {
   std::uint64_t max_bytes = default_max_memory_bytes;
 
@@ -24,9 +32,14 @@ struct MemoryLimit {
   /// Before building a protocol point, run by `jobs` engines at once: its estimated size
   /// (protocols/protocol_size.h); `what` names it in the message.
   void check_protocol(const ProtocolKnobs& knobs, const std::string& what = "this protocol point",
-                      unsigned jobs = 1) const;
+                      unsigned jobs = 1, Recording recording = Recording::always) const;
   /// Before running `scenario` with `jobs` engines at once; `where` names it in the message.
-  void check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs = 1) const;
+  void check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs = 1,
+                      Recording recording = Recording::always) const;
+  /// For Recording::on_hazard: the check of a hazard's recorded run (one engine, since an
+  /// exploration frees its workers' engines first, and the run's steps), for
+  /// sched::ExploreOptions::before_recording. Throws InputError above the limit.
+  std::function<void()> recording_check(const Scenario& scenario, const std::string& where) const;
 };
 
 }  // namespace amaxcheck::cli

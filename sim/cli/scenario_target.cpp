@@ -18,13 +18,15 @@ void ScenarioTarget::add_options(CLI::App& sub) {
   memory.add_option(sub);
 }
 
-Scenario ScenarioTarget::load(unsigned jobs) {
+Scenario ScenarioTarget::load(unsigned jobs, Recording recording) {
   if (auto protocol = parse_protocol(target)) {
     from_protocol = true;
     knobs.protocol = *protocol;
-    memory.check_protocol(knobs, "this protocol point", jobs);
+    memory.check_protocol(knobs, "this protocol point", jobs, recording);
     Scenario scenario = build_protocol(knobs);
-    memory.check_scenario(scenario, fmt::format("protocol point {}", scenario.source), jobs);
+    const std::string where = fmt::format("protocol point {}", scenario.source);
+    memory.check_scenario(scenario, where, jobs, recording);
+    if (recording == Recording::on_hazard) recording_check = memory.recording_check(scenario, where);
     return scenario;
   }
   if (!std::filesystem::exists(target)) {
@@ -32,8 +34,10 @@ Scenario ScenarioTarget::load(unsigned jobs) {
     for (const auto& doc : protocol_docs()) names += (names.empty() ? "" : ", ") + doc.name;
     throw InputError(fmt::format("{}: not a protocol ({}) and no such scenario file", target, names));
   }
-  Scenario scenario = load_scenario_file(target, [this, jobs](const ProtocolKnobs& k) { memory.check_protocol(k, "this protocol point", jobs); });
-  memory.check_scenario(scenario, escape_invalid_utf8(target), jobs);
+  Scenario scenario = load_scenario_file(
+      target, [this, jobs, recording](const ProtocolKnobs& k) { memory.check_protocol(k, "this protocol point", jobs, recording); });
+  memory.check_scenario(scenario, escape_invalid_utf8(target), jobs, recording);
+  if (recording == Recording::on_hazard) recording_check = memory.recording_check(scenario, escape_invalid_utf8(target));
   return scenario;
 }
 

@@ -20,8 +20,10 @@ struct ScenarioTarget {
   void add_options(CLI::App& sub);
   /// Builds the scenario; InputError for an unknown protocol, a bad file, or a scenario whose
   /// estimated memory with `jobs` engines is above --max-memory (a protocol point is estimated
-  /// from its knobs before it is built, then again once built).
-  Scenario load(unsigned jobs = 1);
+  /// from its knobs before it is built, then again once built). With Recording::on_hazard,
+  /// `recording_check` is then the check to run before a hazard's run is recorded.
+  Scenario load(unsigned jobs = 1, Recording recording = Recording::always);
+  std::function<void()> recording_check;
   /// Iterations and whether the amax reduction has its own communicator, for cost figures.
   std::uint32_t iterations() const { return from_protocol ? knobs.iters : 1; }
   bool separate_amax_comm() const { return from_protocol && knobs.comm == CommChoice::separate; }

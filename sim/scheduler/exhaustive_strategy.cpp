@@ -79,18 +79,16 @@ std::size_t ExhaustiveSearch::pick(ChoiceKind, std::span<const Action> options) 
     return node.chosen;
   }
   Node node = make_node(options);
-  // Prefer continuing the previous actor (no preemption), then canonical order.
+  // Prefer continuing the previous actor (no preemption), then canonical order: a first pass
+  // over the previous actor's options (the last of them first), then the others in order.
   std::optional<std::size_t> chosen;
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    if (node.previous_actor && node.actors[i] == *node.previous_actor) order.insert(order.begin(), i);
-    else order.push_back(i);
+  auto allowed = [&](std::size_t option) { return !(options_.reduction && asleep(node, option)) && !over_bound(node, option); };
+  auto continues = [&](std::size_t i) { return node.previous_actor && node.actors[i] == *node.previous_actor; };
+  for (std::size_t i = options.size(); i-- > 0 && !chosen;) {
+    if (continues(i) && allowed(i)) chosen = i;
   }
-  for (const std::size_t option : order) {
-    if (options_.reduction && asleep(node, option)) continue;
-    if (over_bound(node, option)) continue;
-    chosen = option;
-    break;
+  for (std::size_t i = 0; i < options.size() && !chosen; ++i) {
+    if (!continues(i) && allowed(i)) chosen = i;
   }
   if (!chosen) {
     aborted_ = true;
@@ -140,9 +138,9 @@ void ExhaustiveSearch::add_backtrack_points_for_races() {
   // Steps before first_new_ are the previous run's and so are their races; only the new
   // steps' clocks and races are computed.
   clocks_.truncate(first_new_);
-  std::vector<std::size_t> races;
-  std::vector<std::uint32_t> first_in_v;
-  std::vector<std::uint32_t> initials;  // actor ids
+  std::vector<std::size_t>& races = races_;
+  std::vector<std::uint32_t>& first_in_v = first_in_v_;
+  std::vector<std::uint32_t>& initials = initials_;  // actor ids
   for (std::size_t j = clocks_.size(); j < stack_.size(); ++j) {
     const Node& at = stack_[j];
     races.clear();

@@ -128,6 +128,9 @@ class ExhaustiveSearch final : public Strategy {
   bool bound_abort_ = false;  ///< ... because of the preemption bound, not sleep sets
   bool finished_ = false;
   bool started_ = false;
+  // add_backtrack_points_for_races' scratch lists, kept so a run allocates none.
+  std::vector<std::size_t> races_;
+  std::vector<std::uint32_t> first_in_v_, initials_;
 };
 
 /// The strategy table's "exhaustive": its parameters (--max-schedules, --preemption-bound,

@@ -252,6 +252,7 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   strategies.front()->report(result);
   if (options.stop_at_first && first_failure) result.coverage_complete = false;  // it stopped there
   if (first_failure) {
+    if (options.before_recording) options.before_recording();
     record_steps_of(scenario, run_options, *first_failure);
     result.first_failure = std::move(first_failure);
   }

@@ -25,6 +25,7 @@
 /// the lowest run index.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,10 @@ struct ExploreOptions {
   RunOptions run;                ///< per run (record_steps and deadline are managed by explore)
   std::optional<double> time_budget_s;  ///< wall-clock budget of the whole exploration
   ProgressFn progress;           ///< progress reports (ExploreClock), none when empty
+  /// Called once a hazard is found, before its run is re-run with its steps recorded (the only
+  /// run an exploration keeps whole); may throw to refuse the recording (a check's memory limit,
+  /// cli/memory_limit.h). None when empty.
+  std::function<void()> before_recording;
 };
 
 /// A distinct hazard and the first run that showed it.

@@ -13,13 +13,19 @@ std::uint32_t PathClocks::actor_id(std::uint64_t actor_key) {
 void PathClocks::truncate(std::size_t steps) {
   if (steps >= steps_.size()) return;
   steps_.resize(steps);
-  objects_.clear();
+  touch_arena_.resize(steps == 0 ? 0 : steps_.back().touch_begin + steps_.back().touch_count);
+  clock_arena_.resize(steps == 0 ? 0 : steps_.back().clock_begin + steps_.back().clock_size);
+  for (auto& [key, o] : objects_) {
+    o.last_write = -1;
+    o.reads.clear();
+    o.writes.clear();
+  }
   std::fill(last_of_actor_.begin(), last_of_actor_.end(), -1);
   for (std::size_t i = 0; i < steps_.size(); ++i) record_accesses(i);
 }
 
 bool PathClocks::has_predecessor_in(std::size_t later, std::span<const std::uint32_t> first_in) const {
-  const auto& c = steps_[later].clock;
+  const auto c = clock_of(later);
   const std::size_t n = std::min(c.size(), first_in.size());
   for (std::size_t a = 0; a < n; ++a) {
     if (first_in[a] != 0 && c[a] >= first_in[a]) return true;
@@ -29,11 +35,12 @@ bool PathClocks::has_predecessor_in(std::size_t later, std::span<const std::uint
 
 void PathClocks::record_accesses(std::size_t step) {
   const StepClock& s = steps_[step];
+  const std::span<const Touch> touches = touches_of(step);
   // Reads first: a step that reads and writes an object leaves it written.
-  for (const Touch& t : s.touches) {
+  for (const Touch& t : touches) {
     if (!t.write) objects_[t.object].reads.push_back(step);
   }
-  for (const Touch& t : s.touches) {
+  for (const Touch& t : touches) {
     if (!t.write) continue;
     Object& o = objects_[t.object];
     o.last_write = static_cast<std::int64_t>(step);
@@ -67,14 +74,21 @@ void PathClocks::push(std::uint64_t actor_key, std::span<const Touch> touches, s
   StepClock s;
   s.actor = actor;
   s.count = last_of_actor_[actor] >= 0 ? steps_[static_cast<std::size_t>(last_of_actor_[actor])].count + 1 : 1;
-  s.touches.assign(touches.begin(), touches.end());
+  s.touch_begin = touch_arena_.size();
+  s.touch_count = static_cast<std::uint32_t>(touches.size());
+  touch_arena_.insert(touch_arena_.end(), touches.begin(), touches.end());
+  // The clock's size: the longest predecessor's, and at least this actor's entry.
+  std::size_t clock_size = actor + std::size_t{1};
+  for (const std::size_t p : preds) clock_size = std::max<std::size_t>(clock_size, steps_[p].clock_size);
+  s.clock_begin = clock_arena_.size();
+  s.clock_size = static_cast<std::uint32_t>(clock_size);
+  clock_arena_.resize(clock_arena_.size() + clock_size, 0);
+  std::uint32_t* clock = clock_arena_.data() + s.clock_begin;
   for (const std::size_t p : preds) {
-    const auto& c = steps_[p].clock;
-    if (s.clock.size() < c.size()) s.clock.resize(c.size(), 0);
-    for (std::size_t a = 0; a < c.size(); ++a) s.clock[a] = std::max(s.clock[a], c[a]);
+    const auto c = clock_of(p);
+    for (std::size_t a = 0; a < c.size(); ++a) clock[a] = std::max(clock[a], c[a]);
   }
-  if (s.clock.size() <= actor) s.clock.resize(actor + 1, 0);
-  s.clock[actor] = s.count;
+  clock[actor] = s.count;
   // p races with j unless p happens before another predecessor (then a step lies between), or
   // j needed p to be enabled at all (the race cannot be reversed).
   for (const std::size_t p : preds) {

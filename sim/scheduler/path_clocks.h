@@ -42,6 +42,10 @@ class PathClocks {
   void push(std::uint64_t actor_key, std::span<const Touch> touches, std::vector<std::size_t>& races);
 
   std::uint32_t actor_of(std::size_t step) const { return steps_[step].actor; }
+  /// The touches step `step` was pushed with.
+  std::span<const Touch> touches_of(std::size_t step) const {
+    return {touch_arena_.data() + steps_[step].touch_begin, steps_[step].touch_count};
+  }
   /// Whether step `earlier` happens before step `later` (or is it).
   bool happens_before(std::size_t earlier, std::size_t later) const {
     return clock_at(later, steps_[earlier].actor) >= steps_[earlier].count;
@@ -53,25 +57,36 @@ class PathClocks {
   std::size_t actor_count() const { return ids_.size(); }
 
  private:
+  /// A step's touches and clock live in two arenas shared by every step (a step's slices are
+  /// contiguous and in path order), so pushing a step allocates nothing once the arenas have
+  /// grown, and truncating just shortens them.
   struct StepClock {
     std::uint32_t actor = 0;
-    std::uint32_t count = 0;           ///< this step's index among its actor's steps, from 1
-    std::vector<Touch> touches;
-    std::vector<std::uint32_t> clock;  ///< by actor id; missing entries are 0
+    std::uint32_t count = 0;  ///< this step's index among its actor's steps, from 1
+    std::size_t touch_begin = 0;
+    std::uint32_t touch_count = 0;
+    std::uint32_t clock_size = 0;  ///< entries by actor id; missing ones are 0
+    std::size_t clock_begin = 0;
   };
+  /// Objects keep their slot (and its lists' memory) when truncate forgets their accesses.
   struct Object {
     std::int64_t last_write = -1;
     std::vector<std::size_t> reads;   ///< reads since the last write
     std::vector<std::size_t> writes;  ///< every write, for reads marked Touch::disables
   };
+  std::span<const std::uint32_t> clock_of(std::size_t step) const {
+    return {clock_arena_.data() + steps_[step].clock_begin, steps_[step].clock_size};
+  }
   std::uint32_t clock_at(std::size_t step, std::uint32_t actor) const {
-    const auto& c = steps_[step].clock;
-    return actor < c.size() ? c[actor] : 0;
+    const StepClock& s = steps_[step];
+    return actor < s.clock_size ? clock_arena_[s.clock_begin + actor] : 0;
   }
   void record_accesses(std::size_t step);
 
   std::unordered_map<std::uint64_t, std::uint32_t> ids_;
   std::vector<StepClock> steps_;
+  std::vector<Touch> touch_arena_;
+  std::vector<std::uint32_t> clock_arena_;
   std::unordered_map<std::uint64_t, Object> objects_;
   std::vector<std::int64_t> last_of_actor_;  ///< by actor id: its last step on the path, -1 for none
   std::vector<std::size_t> predecessors_;    ///< push's scratch list

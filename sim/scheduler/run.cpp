@@ -53,6 +53,8 @@ RunResult Runner::run(Strategy& strategy) {
   // after its deadline, and small runs pay one branch per step.
   constexpr std::size_t clock_every_steps = 4096;
   RunResult result;
+  // Runs of one scenario are about as long as each other: one allocation for the choices.
+  result.choices.reserve(last_step_count_);
   for (;;) {
     const std::vector<Action>& enabled = engine.enabled();
     if (enabled.empty()) {
@@ -88,6 +90,7 @@ RunResult Runner::run(Strategy& strategy) {
     if (options.record_steps) result.steps.push_back(std::move(step));
   }
 
+  last_step_count_ = result.step_count;
   std::set<std::string> seen;
   for (const auto& detector : detectors) {
     for (const Hazard& hazard : detector->hazards()) {

@@ -97,6 +97,7 @@ class Runner {
   const Scenario& scenario_;
   RunOptions options_;
   std::optional<Engine> engine_;  ///< built by the first run
+  std::size_t last_step_count_ = 0;  ///< the previous run's steps: the next one's reservation
 };
 
 /// The number of steps a run of `scenario` takes when it finishes: one issue per op, one

@@ -138,6 +138,46 @@ TEST(MemoryLimit, max_memory_lowers_and_raises_the_limit) {
   EXPECT_EQ(amaxcheck(none).code, exit_clean);
 }
 
+/// The limit the refusal at --max-memory 1M suggests: just above the estimate up front.
+std::string suggested_limit(std::vector<std::string> args) {
+  args.insert(args.end(), {"--max-memory", "1M"});
+  const Ran refused = amaxcheck(args);
+  const std::string suggestion = "(--max-memory ";
+  const std::size_t at = refused.err.find(suggestion);
+  if (refused.code != exit_bad_input || at == std::string::npos) return "";
+  const std::size_t begin = at + suggestion.size();
+  return refused.err.substr(begin, refused.err.find(' ', begin) - begin);
+}
+
+TEST(MemoryLimit, a_plain_check_counts_a_recorded_run_only_once_it_finds_a_hazard) {
+  const std::vector<std::string> hazard = {"check", "te-async", "--wait", "after-copy", "--dp", "32", "--iters", "1", "--quiet"};
+  const std::string limit = suggested_limit(hazard);
+  ASSERT_FALSE(limit.empty());
+  // Up front the check fits (no steps counted); the hazard's recorded run does not.
+  std::vector<std::string> limited = hazard;
+  limited.insert(limited.end(), {"--max-memory", limit});
+  const Ran found = amaxcheck(limited);
+  EXPECT_EQ(found.code, exit_bad_input) << found.err;
+  EXPECT_NE(found.err.find("recording the trace of the hazard found in protocol point"), std::string::npos) << found.err;
+  EXPECT_NE(found.err.find("recorded steps "), std::string::npos) << found.err;
+  // Without the limit the same check finds its hazard and records it.
+  std::vector<std::string> unlimited = hazard;
+  unlimited.insert(unlimited.end(), {"--max-memory", "0", "--trace-out", temp_path("recorded_hazard.jsonl")});
+  EXPECT_EQ(amaxcheck(unlimited).code, exit_hazard);
+  // The clean point records nothing, so its own up-front limit is enough.
+  std::vector<std::string> clean = {"check", "te-async", "--dp", "32", "--iters", "1", "--quiet", "--runs", "20"};
+  const std::string clean_limit = suggested_limit(clean);
+  ASSERT_FALSE(clean_limit.empty());
+  clean.insert(clean.end(), {"--max-memory", clean_limit});
+  EXPECT_EQ(amaxcheck(clean).code, exit_clean);
+  // --check-determinism records runs up front, so there the steps count before any run.
+  std::vector<std::string> determinism = limited;
+  determinism.push_back("--check-determinism");
+  const Ran refused = amaxcheck(determinism);
+  EXPECT_EQ(refused.code, exit_bad_input) << refused.err;
+  EXPECT_NE(refused.err.find("this protocol point would need"), std::string::npos) << refused.err;
+}
+
 TEST(HostileTrace, a_number_beyond_a_double_names_the_trace_line_and_field) {
   std::vector<std::string> lines = read_lines(hazard_trace());
   ASSERT_GT(lines.size(), 4u);
