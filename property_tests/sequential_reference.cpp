@@ -34,6 +34,13 @@ bool trains(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
   return true;
 }
 
+bool frozen(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& f : k.frozen) {
+    if (f.module == module && (!f.iter || *f.iter == iter)) return true;
+  }
+  return false;
+}
+
 float the_max(float a, float b) { return std::fmax(a, b); }  // NaN-ignoring, like fmaxf
 
 float reduced_amax(const ProtocolKnobs& k, const std::vector<RankId>& peers, std::uint32_t autocast,
@@ -197,12 +204,13 @@ UpdateLog expected_updates(const ProtocolKnobs& k) {
               const std::uint32_t a = iter * k.microbatches + microbatch;
               const bool module_runs = runs(k, r, iter, m);
               const bool registers = module_runs && trains(k, iter, m);
+              const bool backward_runs = registers && !frozen(k, iter, m);  // a frozen module has no backward
               if (!current) {
-                if (registers && forward == (dir == 0)) update(a);
+                if (dir == 0 ? forward && registers : !forward && backward_runs) update(a);
               } else if (dir == 0) {
                 if (forward && module_runs) update(a);                    // forward (evaluation mode too)
-                if (!forward && registers && k.recompute) update(a);      // recomputed in backward
-              } else if (!forward && registers) {
+                if (!forward && backward_runs && k.recompute) update(a);  // recomputed in backward
+              } else if (!forward && backward_runs) {
                 update(a);
               }
             }

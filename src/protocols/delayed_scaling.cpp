@@ -48,6 +48,9 @@ void ProgramGenerator::delayed_consume(RankState& rs, ThreadId thread, Direction
 
 void ProgramGenerator::delayed_prepare(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module,
                                        bool first_registering, const std::string& where) {
+  if (dir == Direction::forward && first_registering && knobs_.reduce_at == ReducePoint::first_module) {
+    delayed_deferred_reduction(rs, thread, where + " (first module)");
+  }
   bool& outstanding = rs.handle_outstanding[index_of(dir)];
   const bool wait_here = first_registering && outstanding;
   const auto wait = [&] {
@@ -95,9 +98,19 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
 
 void ProgramGenerator::delayed_autocast_exit(RankState& rs, std::uint32_t a, std::optional<BufferId> global) {
   if (!global || !rs.amax_comm) return;
+  AMAX_CHECK(!rs.unreduced_fwd, "two forward reductions deferred at once");
+  rs.unreduced_fwd = Pending{*global, 0, a};
+  if (knobs_.reduce_at == ReducePoint::exit) delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast exit"));
+}
+
+void ProgramGenerator::delayed_deferred_reduction(RankState& rs, ThreadId thread, const std::string& where) {
+  if (!rs.unreduced_fwd) return;
   const bool sync = knobs_.protocol == ProtocolName::te_sync;
-  write_amax_all_reduce(rs, rs.main, rs.writer.whole(*global), "fwd", origin(a, std::nullopt, "fp8_autocast exit"), sync);
+  const std::string reduces =
+      knobs_.reduce_at == ReducePoint::exit ? where : fmt::format("{} (reduces autocast {})", where, rs.unreduced_fwd->autocast);
+  write_amax_all_reduce(rs, thread, rs.writer.whole(rs.unreduced_fwd->global), "fwd", reduces, sync);
   if (!sync) rs.handle_outstanding[0] = true;
+  rs.unreduced_fwd.reset();
 }
 
 void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
@@ -155,6 +168,7 @@ void ProgramGenerator::delayed_epilogue(RankState& rs) {
   // The next autocast would consume the last reductions; do it here so the final values are
   // the ones every rank must agree on.
   const std::uint32_t last_iter = knobs_.iters - 1;
+  delayed_deferred_reduction(rs, rs.main, fmt::format("after iter {} / the next fp8_autocast", last_iter));
   for (Direction dir : {Direction::forward, Direction::backward}) {
     bool first = true;
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {

@@ -156,6 +156,9 @@ void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
     }
+    if (knobs_.reduce_at == ReducePoint::next_entry) {
+      delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast entry"));
+    }
     std::optional<BufferId> global;
     if (!registered.empty()) {
       global = w.buffer(fmt::format("amax_fwd.a{}", a), static_cast<std::uint32_t>(registered.size()) * knobs_.fwd_tensors);
@@ -191,8 +194,10 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
   w.emit(rs.autograd, host_wait_op(rs.backward_start, a + 1), "backward_start", origin(a, std::nullopt, "autograd engine"));
 
   std::vector<std::uint32_t> registered;  // in backward order
+  std::optional<std::uint32_t> forward_first;  // the autocast's first module (TE's fp8_meta["first_module"])
   for (std::uint32_t m = rs.module_count; m-- > 0;) {
-    if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
+    if (module_backprops(knobs_, rs.id, iter, m)) registered.push_back(m);
+    if (module_registers(knobs_, rs.id, iter, m)) forward_first = m;
   }
   std::optional<BufferId> global;
   if (delayed() && !registered.empty()) {
@@ -205,7 +210,7 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
   std::uint32_t slot = 0;
   for (std::uint32_t p = 0; p < rs.module_count; ++p) {
     const std::uint32_t m = rs.module_count - 1 - p;
-    const bool registers = module_registers(knobs_, rs.id, iter, m);
+    const bool registers = module_backprops(knobs_, rs.id, iter, m);
     if (registers) {
       if (delayed()) {
         delayed_backward_module(rs, a, m, m == registered.front(), global.value_or(0), slot++);
@@ -221,7 +226,10 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
                      0)),
              "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
     }
-    const bool reduce_here = delayed() && registers && m == registered.back();
+    // The backward reduction goes out after the last module to run backward, or (first-module)
+    // at the end of the forward's first module's backward, which a frozen module never reaches.
+    const bool reduce_here = delayed() && registers &&
+                             m == (knobs_.reduce_at == ReducePoint::first_module ? forward_first.value_or(m) : registered.back());
     if (reduce_here && !reduce_after_buckets) delayed_backward_reduction(rs, a, global);
     if (last_microbatch) write_buckets(rs, a, p);
     if (reduce_here && reduce_after_buckets) delayed_backward_reduction(rs, a, global);

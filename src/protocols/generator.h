@@ -66,6 +66,9 @@ class ProgramGenerator {
     BufferId params = 0;
     std::vector<std::optional<Pending>> pending[2];  ///< [dir][module]
     bool handle_outstanding[2] = {false, false};     ///< te-async handles not yet waited on
+    /// --reduce-at next-entry / first-module: the forward buffer whose reduction has not been
+    /// launched yet, and its autocast.
+    std::optional<Pending> unreduced_fwd;
     explicit RankState(Rank& rank) : writer(rank) {}
   };
 
@@ -106,6 +109,8 @@ class ProgramGenerator {
   void delayed_forward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
                               BufferId global, std::uint32_t slot);
   void delayed_autocast_exit(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
+  /// Launches the forward reduction --reduce-at deferred (rs.unreduced_fwd), if any, on `thread`.
+  void delayed_deferred_reduction(RankState& rs, ThreadId thread, const std::string& where);
   void delayed_backward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
                                BufferId global, std::uint32_t slot);
   void delayed_backward_reduction(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
