@@ -220,6 +220,10 @@ ProtocolKnobs gen_safe(std::uint32_t max_world) {
     k.reduce_at = *rc::gen::element(ReducePoint::exit, ReducePoint::next_entry, ReducePoint::first_module);
   }
   const bool first_module = k.reduce_at == ReducePoint::first_module;
+  if (k.protocol != ProtocolName::current_scaling) {
+    k.registration = *rc::gen::element(Registration::dynamic, Registration::static_slots);
+    if (k.registration == Registration::static_slots) k.unrun = *rc::gen::element(UnrunUpdate::update, UnrunUpdate::keep);
+  }
   // te-async waits on the handle in the first *training* module only, so an evaluation-mode
   // module that runs before it still copies back unwaited: UnsafeDesign::evaluation_module_first.
   if (k.protocol != ProtocolName::te_async && !first_module) gen_evals(k);

@@ -176,6 +176,14 @@ std::vector<KnobEntry> make_table() {
                               "first-module: in the next autocast's first module, and the backward reduction at the end of "
                               "the forward's first module's backward (early TE: never launched when that module is --frozen, "
                               "so the backward amaxes are consumed unreduced)"));
+  table.push_back(choice_knob("registration", &ProtocolKnobs::registration,
+                              "delayed scaling: amax slots registered per autocast by the modules that run (dynamic: a "
+                              "module that does not run shrinks that rank's buffer), or every module's slots in every "
+                              "buffer (static; TE 1.x's global buffer)"));
+  table.push_back(choice_knob("unrun", &ProtocolKnobs::unrun,
+                              "static registration: a module that did not register in an autocast is updated from the "
+                              "reduced buffer like the others (update: TE 1.x's update of the whole buffer) or keeps its "
+                              "history and scale (keep: a rank that skipped it lags its peers)"));
   {
     KnobEntry recompute;
     recompute.doc = {"recompute", "", "switch",

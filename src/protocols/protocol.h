@@ -57,6 +57,18 @@ enum class EmptyQuantize : std::uint8_t { join, return_early };
 /// unreduced. With `exit` and `next_entry` the backward reduction goes out after the last module
 /// that runs backward.
 enum class ReducePoint : std::uint8_t { exit, next_entry, first_module };
+/// Delayed scaling: how modules take slots in an autocast's global amax buffers. `dynamic`: a
+/// module registers when it runs and trains in that autocast, at its position among those that
+/// did, so a module that does not run on some rank shrinks that rank's buffer (its all-reduce
+/// then mismatches its peers'). `static_slots`: every module of the stage owns slot `m` of every
+/// buffer whether it ran or not (leaving 0 there, as TE's zeroed history row 0), so the buffers
+/// match in size on every rank of a stage.
+enum class Registration : std::uint8_t { dynamic, static_slots };
+/// Static registration: a module that did not register in an autocast (skipped, evaluation mode,
+/// frozen in backward) is copied back and updated from the reduced buffer once the reduction is
+/// waited on, like every slot of it (`update`: TE's multi-tensor update of the whole buffer), or
+/// keeps its history and scale (`keep`), so a rank that skipped it lags its peers that ran it.
+enum class UnrunUpdate : std::uint8_t { update, keep };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -99,6 +111,16 @@ struct EnumNames<ReducePoint> {
   static constexpr std::array table{EnumName<ReducePoint>{ReducePoint::exit, "exit"},
                                     EnumName<ReducePoint>{ReducePoint::next_entry, "next-entry"},
                                     EnumName<ReducePoint>{ReducePoint::first_module, "first-module"}};
+};
+template <>
+struct EnumNames<Registration> {
+  static constexpr std::array table{EnumName<Registration>{Registration::dynamic, "dynamic"},
+                                    EnumName<Registration>{Registration::static_slots, "static"}};
+};
+template <>
+struct EnumNames<UnrunUpdate> {
+  static constexpr std::array table{EnumName<UnrunUpdate>{UnrunUpdate::update, "update"},
+                                    EnumName<UnrunUpdate>{UnrunUpdate::keep, "keep"}};
 };
 template <>
 struct EnumNames<GradOp> {
@@ -196,6 +218,8 @@ struct ProtocolKnobs {
   std::vector<EvalRule> evals;
   std::vector<EvalRule> frozen;  ///< `--frozen MODULE[:ITER]`: forward, no backward (see EvalRule)
   ReducePoint reduce_at = ReducePoint::exit;  ///< delayed scaling: see ReducePoint
+  Registration registration = Registration::dynamic;  ///< delayed scaling: see Registration
+  UnrunUpdate unrun = UnrunUpdate::update;             ///< static registration: see UnrunUpdate
   bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
   std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes
   std::vector<InputRule> inputs;

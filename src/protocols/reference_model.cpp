@@ -82,6 +82,8 @@ bool counts_differ(const std::vector<std::uint32_t>& counts) {
 
 /// Delayed scaling: each registration is copied into history row 0, then the update runs.
 void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
+  const bool static_slots = knobs.registration == Registration::static_slots;
+  const bool update_unrun = static_slots && knobs.unrun == UnrunUpdate::update;
   const Groups reducing = layout.amax_groups();
   const Groups sharing = sharing_groups(layout, knobs.protocol);
   for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
@@ -94,7 +96,7 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         for (RankId r : group) {
           std::uint32_t count = 0;
           for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
-            count += module_registers_in(knobs, dir, r, iter, m) ? 1 : 0;
+            count += (static_slots || module_registers_in(knobs, dir, r, iter, m)) ? 1 : 0;
           }
           counts.push_back(count);
         }
@@ -107,7 +109,9 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         std::vector<std::optional<std::vector<RankId>>> peers(max_stage_modules(knobs));
         for (RankId r : group) {
           for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
-            if (!module_registers_in(knobs, dir, r, iter, m)) continue;
+            // Static slots with --unrun update: a module that did not register is updated too,
+            // from the max over the peers that did (0 when none did).
+            if (!module_registers_in(knobs, dir, r, iter, m) && !update_unrun) continue;
             if (!peers[m]) peers[m] = peers_of(group, [&](RankId q) { return module_registers_in(knobs, dir, q, iter, m); });
             ReferenceTensors& state = result.at(r, dir, m);
             const std::uint32_t tensors = tensor_count(knobs, dir);

@@ -120,5 +120,16 @@ TEST(ShippedScenarios, a_backward_reduction_tied_to_a_frozen_first_module_diverg
   EXPECT_TRUE(twin.kinds.empty()) << twin.text;
 }
 
+TEST(ShippedScenarios, static_slots_that_keep_a_skipped_experts_state_diverge_and_updating_every_slot_is_clean) {
+  const Verdict v = run_file("static-slots-skipped-expert.json");
+  EXPECT_TRUE(v.done) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::replica_divergence)) << v.text;
+  EXPECT_FALSE(v.has(HazardKind::collective_mismatch)) << v.text;
+  const Verdict twin = run(scenario_from_json(nlohmann::json::parse(R"({"protocol": "te-sync", "knobs": {"dp": 2,
+      "modules": 2, "microbatches": 1, "skip": ["1:1:1"], "registration": "static", "unrun": "update"}})"), "the fixed twin"));
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
 }  // namespace
 }  // namespace amaxcheck
