@@ -77,6 +77,14 @@ void gen_evals(ProtocolKnobs& k) {
   }
 }
 
+/// Modules without a backward (--frozen), in every iteration or one.
+void gen_frozen(ProtocolKnobs& k) {
+  const auto count = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
+  for (int i = 0; i < count; ++i) {
+    k.frozen.push_back(EvalRule{*rc::gen::inRange<std::uint32_t>(0, k.modules), gen_optional_iter(k)});
+  }
+}
+
 /// Per-rank skips, widened to the skipper's whole amax group so the reductions still match.
 void gen_group_skips(ProtocolKnobs& k) {
   const auto count = *rc::gen::weightedElement<int>({{3, 0}, {2, 1}, {1, 2}});
@@ -204,9 +212,22 @@ ProtocolKnobs gen_safe(std::uint32_t max_world) {
       k.protocol == ProtocolName::current_scaling) {
     k.amax_order = *rc::gen::element(AmaxOrder::same, AmaxOrder::rank_dependent);
   }
+  // Where delayed scaling's forward reduction goes out. first-module launches it in the next
+  // autocast's first *registering* module, so an evaluation-mode module ahead of it copies back
+  // an unreduced buffer, and it ties the backward reduction to the forward's first module, which
+  // a frozen module never reaches (variants_test.cpp has both): neither with first-module.
+  if (k.protocol != ProtocolName::current_scaling) {
+    k.reduce_at = *rc::gen::element(ReducePoint::exit, ReducePoint::next_entry, ReducePoint::first_module);
+  }
+  const bool first_module = k.reduce_at == ReducePoint::first_module;
+  if (k.protocol != ProtocolName::current_scaling) {
+    k.registration = *rc::gen::element(Registration::dynamic, Registration::static_slots);
+    if (k.registration == Registration::static_slots) k.unrun = *rc::gen::element(UnrunUpdate::update, UnrunUpdate::keep);
+  }
   // te-async waits on the handle in the first *training* module only, so an evaluation-mode
   // module that runs before it still copies back unwaited: UnsafeDesign::evaluation_module_first.
-  if (k.protocol != ProtocolName::te_async) gen_evals(k);
+  if (k.protocol != ProtocolName::te_async && !first_module) gen_evals(k);
+  if (!first_module) gen_frozen(k);
   gen_group_skips(k);
   gen_inputs(k);
   check_valid(k);

@@ -7,7 +7,8 @@
 /// - safe designs: te-sync, te-async waiting before the copy-back on a separate communicator
 ///   in the same order on every rank (without evaluation-mode modules: TE waits only in
 ///   training modules, so an eval-mode module ahead of them races; an unsafe design below),
-///   and current scaling. Skips are generated per rank but
+///   and current scaling; any --reduce-at (first-module without evaluation-mode or frozen
+///   modules) and frozen modules (--frozen). Skips are generated per rank but
 ///   applied to every rank of the skipper's amax group, since a module that registers on some
 ///   members of a group and not others makes their reductions mismatch (that is an unsafe
 ///   design of its own, below);

@@ -34,6 +34,13 @@ bool trains(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
   return true;
 }
 
+bool frozen(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& f : k.frozen) {
+    if (f.module == module && (!f.iter || *f.iter == iter)) return true;
+  }
+  return false;
+}
+
 float the_max(float a, float b) { return std::fmax(a, b); }  // NaN-ignoring, like fmaxf
 
 float reduced_amax(const ProtocolKnobs& k, const std::vector<RankId>& peers, std::uint32_t autocast,
@@ -175,9 +182,9 @@ UpdateLog expected_updates(const ProtocolKnobs& k) {
         for (std::uint32_t s = 0; s < states; ++s) {
           std::vector<float> history(history_len * width, 0.0f), scale(width, 1.0f), scale_inv(width, 1.0f);
           auto& records = log[UpdateKey{r, m, dir, s}];
-          auto update = [&](std::uint32_t autocast) {
+          auto update = [&](std::uint32_t autocast, const std::vector<RankId>& peers) {
             for (std::uint32_t t = 0; t < width; ++t) {
-              history[t] = reduced_amax(k, group, autocast, m, dir == 0 ? Direction::forward : Direction::backward,
+              history[t] = reduced_amax(k, peers, autocast, m, dir == 0 ? Direction::forward : Direction::backward,
                                         current ? s : t);
             }
             UpdateRecord rec;
@@ -197,13 +204,28 @@ UpdateLog expected_updates(const ProtocolKnobs& k) {
               const std::uint32_t a = iter * k.microbatches + microbatch;
               const bool module_runs = runs(k, r, iter, m);
               const bool registers = module_runs && trains(k, iter, m);
+              const bool backward_runs = registers && !frozen(k, iter, m);  // a frozen module has no backward
               if (!current) {
-                if (registers && forward == (dir == 0)) update(a);
+                // Delayed scaling reduces over the peers that registered; with static slots and
+                // --unrun update, a module that did not register is updated too (from their max,
+                // 0 when none did).
+                if (forward != (dir == 0)) continue;
+                std::vector<RankId> peers;
+                for (RankId q : group) {
+                  const bool q_registers = runs(k, q, iter, m) && trains(k, iter, m) && (dir == 0 || !frozen(k, iter, m));
+                  if (q_registers) peers.push_back(q);
+                }
+                const bool updates_unrun = k.registration == Registration::static_slots && k.unrun == UnrunUpdate::update;
+                if (dir == 0 ? registers : backward_runs) {
+                  update(a, peers);
+                } else if (updates_unrun) {
+                  update(a, peers);
+                }
               } else if (dir == 0) {
-                if (forward && module_runs) update(a);                    // forward (evaluation mode too)
-                if (!forward && registers && k.recompute) update(a);      // recomputed in backward
-              } else if (!forward && registers) {
-                update(a);
+                if (forward && module_runs) update(a, group);                    // forward (evaluation mode too)
+                if (!forward && backward_runs && k.recompute) update(a, group);  // recomputed in backward
+              } else if (!forward && backward_runs) {
+                update(a, group);
               }
             }
           }

@@ -16,6 +16,10 @@
 ///   scale becomes FLT_MAX; scale_inv = 1 / scale;
 /// - the history then rolls like torch.roll(h, -1, 0) and row 0 is zeroed.
 ///
+/// A --frozen module registers its forward amaxes and has no backward (no backward updates, no
+/// recomputation). Where the reduction is launched (--reduce-at) changes nothing here: every
+/// placement means the same reduced amax.
+///
 /// Rank layout: the default tp-cp-dp-pp order with cp = 1, i.e. rank = tp + TP*(dp + DP*pp).
 
 #include <cstdint>

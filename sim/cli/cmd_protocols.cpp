@@ -1,4 +1,5 @@
-// `amaxcheck protocols`: the built-in protocols and every knob with its default.
+// `amaxcheck protocols`: the built-in protocols, every knob with its default, and the framework
+// variants the knobs select with where they shipped and what they are reported with.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "protocols/protocol.h"
+#include "protocols/variant_docs.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -27,6 +29,10 @@ int list_protocols(const ProtocolsOptions& options) {
                               {"help", k.help},
                               {"flag", k.flag},
                               {"repeatable", k.repeatable}});
+      if (!k.choices.empty()) doc["knobs"].back()["choices"] = k.choices;
+    }
+    for (const VariantDoc& v : variant_docs()) {
+      doc["variants"].push_back({{"knob", v.knob}, {"value", v.value}, {"shipped", v.shipped}, {"hazard", v.hazard}});
     }
     fmt::print("{}\n", doc.dump(2));
     return exit_clean;
@@ -40,6 +46,10 @@ int list_protocols(const ProtocolsOptions& options) {
     const std::string usage = k.flag ? "--" + k.name : fmt::format("--{} {}", k.name, k.values);
     fmt::print("  {:<{}}  default {:<12} {}{}\n", usage, width + 2, k.default_value, k.help,
                k.repeatable ? " [repeatable]" : "");
+  }
+  fmt::print("\nFramework variants (--knob value: where it shipped; what amaxcheck reports):\n");
+  for (const VariantDoc& v : variant_docs()) {
+    fmt::print("  --{} {}: {}; {}\n", v.knob, v.value, v.shipped, v.hazard.empty() ? "clean" : v.hazard);
   }
   fmt::print("\nExample: amaxcheck check te-async --comm shared --wait after-copy --dp 8 --modules 4\n");
   return exit_clean;

@@ -12,7 +12,17 @@
 // of the backward of the first module (the last to run backward). Forward and backward place
 // their waits separately (`wait`, `wait-bwd`): the TE release with the bug waited late in the
 // forward only.
+//
+// Variants: --reduce-at moves the forward reduction to the next autocast's entry or into its
+// first registering module (and ties the backward one to the forward's first module); with
+// --registration static every module owns slot m of every buffer, and with --unrun update the
+// slots of modules that did not register are copied back and updated once their reduction is
+// waited on (delayed_update_unrun). Static slots give an autocast in which no module registered
+// a buffer too; with first-module, no first module launches it, so it goes out at that autocast's
+// exit (forward) or at the end of its backward.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "protocols/generator.h"
 #include "protocols/schedule.h"
@@ -48,17 +58,48 @@ void ProgramGenerator::delayed_consume(RankState& rs, ThreadId thread, Direction
 
 void ProgramGenerator::delayed_prepare(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module,
                                        bool first_registering, const std::string& where) {
-  bool& outstanding = rs.handle_outstanding[index_of(dir)];
-  const bool wait_here = first_registering && outstanding;
-  const auto wait = [&] {
-    rs.writer.emit(thread, work_wait_op(rs.compute, rs.writer.event(fmt::format("amax_{}.done", dir_tag(dir)))),
-                   fmt::format("wait_amax_{}", dir_tag(dir)), where + " handle.wait()");
-    outstanding = false;
-  };
+  if (dir == Direction::forward && first_registering && knobs_.reduce_at == ReducePoint::first_module) {
+    delayed_deferred_reduction(rs, thread, where + " (first module)");
+  }
+  const bool wait_here = first_registering && rs.handle_outstanding[index_of(dir)];
   const WaitPoint point = dir == Direction::forward ? knobs_.wait : knobs_.wait_bwd;
-  if (wait_here && point == WaitPoint::before_copy) wait();
+  if (wait_here && point == WaitPoint::before_copy) delayed_wait(rs, thread, dir, where);
   delayed_consume(rs, thread, dir, module, where);
-  if (wait_here && point == WaitPoint::after_copy) wait();
+  if (wait_here && point == WaitPoint::after_copy) delayed_wait(rs, thread, dir, where);
+}
+
+void ProgramGenerator::delayed_wait(RankState& rs, ThreadId thread, Direction dir, const std::string& where) {
+  rs.writer.emit(thread, work_wait_op(rs.compute, rs.writer.event(fmt::format("amax_{}.done", dir_tag(dir)))),
+                 fmt::format("wait_amax_{}", dir_tag(dir)), where + " handle.wait()");
+  rs.handle_outstanding[index_of(dir)] = false;
+  delayed_update_unrun(rs, thread, dir, where);
+}
+
+void ProgramGenerator::delayed_queue_unrun(RankState& rs, Direction dir, std::uint32_t a, std::optional<BufferId> global,
+                                           const std::vector<std::uint32_t>& registered) {
+  if (!static_slots() || knobs_.unrun != UnrunUpdate::update || !global) return;
+  for (std::uint32_t m = 0; m < rs.module_count; ++m) {
+    if (std::find(registered.begin(), registered.end(), m) == registered.end()) {
+      rs.unrun[index_of(dir)].emplace_back(m, Pending{*global, m, a});
+    }
+  }
+  // Without a reduction (a group of one rank) the slots are final at once.
+  if (!rs.amax_comm) delayed_update_unrun(rs, dir == Direction::forward ? rs.main : rs.autograd, dir, origin(a, std::nullopt, "unrun modules"));
+}
+
+void ProgramGenerator::delayed_update_unrun(RankState& rs, ThreadId thread, Direction dir, const std::string& where) {
+  for (const auto& [module, slot] : rs.unrun[index_of(dir)]) {
+    // Updates follow the autocasts: an older registration of the module is consumed first, a
+    // newer one (a slot whose reduction came late) stays pending.
+    const std::string what = fmt::format("{} / module {} (did not register)", where, module);
+    std::optional<Pending>& own = rs.pending[index_of(dir)][module];
+    if (own && own->autocast < slot.autocast) delayed_consume(rs, thread, dir, module, what);
+    const std::optional<Pending> newer = own;
+    own = slot;
+    delayed_consume(rs, thread, dir, module, what);
+    own = newer;
+  }
+  rs.unrun[index_of(dir)].clear();
 }
 
 void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
@@ -95,9 +136,22 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
 
 void ProgramGenerator::delayed_autocast_exit(RankState& rs, std::uint32_t a, std::optional<BufferId> global) {
   if (!global || !rs.amax_comm) return;
+  // Static slots give every autocast a buffer, also one in which no module registered, so no
+  // first module launched the previous one: it goes out here, ahead of this one.
+  delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast exit (no first module ran)"));
+  rs.unreduced_fwd = Pending{*global, 0, a};
+  if (knobs_.reduce_at == ReducePoint::exit) delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast exit"));
+}
+
+void ProgramGenerator::delayed_deferred_reduction(RankState& rs, ThreadId thread, const std::string& where) {
+  if (!rs.unreduced_fwd) return;
   const bool sync = knobs_.protocol == ProtocolName::te_sync;
-  write_amax_all_reduce(rs, rs.main, rs.writer.whole(*global), "fwd", origin(a, std::nullopt, "fp8_autocast exit"), sync);
+  const std::string reduces =
+      knobs_.reduce_at == ReducePoint::exit ? where : fmt::format("{} (reduces autocast {})", where, rs.unreduced_fwd->autocast);
+  write_amax_all_reduce(rs, thread, rs.writer.whole(rs.unreduced_fwd->global), "fwd", reduces, sync);
   if (!sync) rs.handle_outstanding[0] = true;
+  rs.unreduced_fwd.reset();
+  if (sync) delayed_update_unrun(rs, thread, Direction::forward, reduces);
 }
 
 void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
@@ -149,12 +203,14 @@ void ProgramGenerator::delayed_backward_reduction(RankState& rs, std::uint32_t a
   write_amax_all_reduce(rs, rs.autograd, rs.writer.whole(*global), "bwd",
                         origin(a, std::nullopt, "end of the first module's backward"), sync);
   if (!sync) rs.handle_outstanding[1] = true;
+  rs.backward_reduced = sync;  // te-sync: the queued slots update once the backward is written
 }
 
 void ProgramGenerator::delayed_epilogue(RankState& rs) {
   // The next autocast would consume the last reductions; do it here so the final values are
   // the ones every rank must agree on.
   const std::uint32_t last_iter = knobs_.iters - 1;
+  delayed_deferred_reduction(rs, rs.main, fmt::format("after iter {} / the next fp8_autocast", last_iter));
   for (Direction dir : {Direction::forward, Direction::backward}) {
     bool first = true;
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
@@ -163,6 +219,13 @@ void ProgramGenerator::delayed_epilogue(RankState& rs) {
                                             dir == Direction::forward ? "forward" : "backward");
       delayed_prepare(rs, rs.main, dir, m, first, where);
       first = false;
+    }
+    // Static slots of modules that did not register in the last autocasts.
+    const std::string where = fmt::format("after iter {} / final {} update", last_iter, dir == Direction::forward ? "forward" : "backward");
+    if (rs.handle_outstanding[index_of(dir)]) {
+      delayed_wait(rs, rs.main, dir, where);
+    } else {
+      delayed_update_unrun(rs, rs.main, dir, where);
     }
   }
 }

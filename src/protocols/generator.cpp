@@ -156,17 +156,20 @@ void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
     }
-    std::optional<BufferId> global;
-    if (!registered.empty()) {
-      global = w.buffer(fmt::format("amax_fwd.a{}", a), static_cast<std::uint32_t>(registered.size()) * knobs_.fwd_tensors);
+    if (knobs_.reduce_at == ReducePoint::next_entry) {
+      delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast entry"));
     }
+    std::optional<BufferId> global;
+    const auto slots = static_slots() ? rs.module_count : static_cast<std::uint32_t>(registered.size());
+    if (slots > 0) global = w.buffer(fmt::format("amax_fwd.a{}", a), slots * knobs_.fwd_tensors);
     std::uint32_t slot = 0;
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (!module_runs(knobs_, rs.id, iter, m)) continue;
       const bool registers = module_registers(knobs_, rs.id, iter, m);
-      delayed_forward_module(rs, a, m, registers && m == registered.front(), global.value_or(0), slot);
+      delayed_forward_module(rs, a, m, registers && m == registered.front(), global.value_or(0), static_slots() ? m : slot);
       if (registers) ++slot;
     }
+    delayed_queue_unrun(rs, Direction::forward, a, global, registered);
     delayed_autocast_exit(rs, a, global);
   } else {
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
@@ -191,13 +194,14 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
   w.emit(rs.autograd, host_wait_op(rs.backward_start, a + 1), "backward_start", origin(a, std::nullopt, "autograd engine"));
 
   std::vector<std::uint32_t> registered;  // in backward order
+  std::optional<std::uint32_t> forward_first;  // the autocast's first module (TE's fp8_meta["first_module"])
   for (std::uint32_t m = rs.module_count; m-- > 0;) {
-    if (module_registers(knobs_, rs.id, iter, m)) registered.push_back(m);
+    if (module_backprops(knobs_, rs.id, iter, m)) registered.push_back(m);
+    if (module_registers(knobs_, rs.id, iter, m)) forward_first = m;
   }
   std::optional<BufferId> global;
-  if (delayed() && !registered.empty()) {
-    global = w.buffer(fmt::format("amax_bwd.a{}", a), static_cast<std::uint32_t>(registered.size()) * knobs_.bwd_tensors);
-  }
+  const auto slots = static_slots() ? rs.module_count : static_cast<std::uint32_t>(registered.size());
+  if (delayed() && slots > 0) global = w.buffer(fmt::format("amax_bwd.a{}", a), slots * knobs_.bwd_tensors);
   // Where the backward amax reduction goes relative to the buckets launched at the same point:
   // TE issues it inside the module's backward, before DDP's hook; with a rank-dependent order
   // the odd members of each gradient group launch it after the buckets instead.
@@ -205,10 +209,11 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
   std::uint32_t slot = 0;
   for (std::uint32_t p = 0; p < rs.module_count; ++p) {
     const std::uint32_t m = rs.module_count - 1 - p;
-    const bool registers = module_registers(knobs_, rs.id, iter, m);
+    const bool registers = module_backprops(knobs_, rs.id, iter, m);
     if (registers) {
       if (delayed()) {
-        delayed_backward_module(rs, a, m, m == registered.front(), global.value_or(0), slot++);
+        delayed_backward_module(rs, a, m, m == registered.front(), global.value_or(0), static_slots() ? m : slot);
+        ++slot;
       } else {
         current_backward_module(rs, a, m);
       }
@@ -221,11 +226,21 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
                      0)),
              "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
     }
-    const bool reduce_here = delayed() && registers && m == registered.back();
+    // The backward reduction goes out after the last module to run backward, or (first-module)
+    // at the end of the forward's first module's backward, which a frozen module never reaches.
+    // Static slots: every rank reduces its buffer, whether or not any of its modules ran backward
+    // (with first-module and no module that ran forward, at the end of the backward).
+    const bool reduce_here =
+        delayed() && (knobs_.reduce_at == ReducePoint::first_module
+                          ? (registers && m == forward_first.value_or(m)) || (static_slots() && !forward_first && m == 0)
+                          : (registers && m == registered.back() && !static_slots()) || (static_slots() && m == 0));
     if (reduce_here && !reduce_after_buckets) delayed_backward_reduction(rs, a, global);
     if (last_microbatch) write_buckets(rs, a, p);
     if (reduce_here && reduce_after_buckets) delayed_backward_reduction(rs, a, global);
   }
+  if (delayed()) delayed_queue_unrun(rs, Direction::backward, a, global, registered);
+  if (rs.backward_reduced) delayed_update_unrun(rs, rs.autograd, Direction::backward, origin(a, std::nullopt, "after the backward reduction"));
+  rs.backward_reduced = false;
   if (last_microbatch && rs.grad_comm) {
     // DDP's finalize: the compute stream waits for every bucket before the optimizer runs.
     const EventId done = w.event("grad.done");

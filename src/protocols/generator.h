@@ -66,6 +66,13 @@ class ProgramGenerator {
     BufferId params = 0;
     std::vector<std::optional<Pending>> pending[2];  ///< [dir][module]
     bool handle_outstanding[2] = {false, false};     ///< te-async handles not yet waited on
+    /// --reduce-at next-entry / first-module: the forward buffer whose reduction has not been
+    /// launched yet, and its autocast.
+    std::optional<Pending> unreduced_fwd;
+    /// --registration static --unrun update: the slots of modules that did not register, to be
+    /// copied back and updated once their reduction is waited on, per direction.
+    std::vector<std::pair<std::uint32_t, Pending>> unrun[2];
+    bool backward_reduced = false;  ///< te-sync: this backward's reduction went out and was waited on
     explicit RankState(Rank& rank) : writer(rank) {}
   };
 
@@ -106,6 +113,8 @@ class ProgramGenerator {
   void delayed_forward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
                               BufferId global, std::uint32_t slot);
   void delayed_autocast_exit(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
+  /// Launches the forward reduction --reduce-at deferred (rs.unreduced_fwd), if any, on `thread`.
+  void delayed_deferred_reduction(RankState& rs, ThreadId thread, const std::string& where);
   void delayed_backward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
                                BufferId global, std::uint32_t slot);
   void delayed_backward_reduction(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
@@ -116,6 +125,15 @@ class ProgramGenerator {
   void delayed_prepare(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, bool first_registering,
                        const std::string& origin);
   void delayed_epilogue(RankState& rs);
+  /// Static registration: whether modules own fixed slots, and the global buffer's slot count.
+  bool static_slots() const { return delayed() && knobs_.registration == Registration::static_slots; }
+  /// --unrun update: queues the slots of `dir`'s modules that did not register in `autocast`.
+  void delayed_queue_unrun(RankState& rs, Direction dir, std::uint32_t autocast, std::optional<BufferId> global,
+                           const std::vector<std::uint32_t>& registered);
+  /// Copies back and updates the queued slots of `dir` (their reduction has been waited on).
+  void delayed_update_unrun(RankState& rs, ThreadId thread, Direction dir, const std::string& where);
+  /// te-async: work.wait() on the outstanding handle of `dir`, then the queued slots' updates.
+  void delayed_wait(RankState& rs, ThreadId thread, Direction dir, const std::string& where);
 
   // current_scaling.cpp
   void current_forward_module(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module,

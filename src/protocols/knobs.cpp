@@ -38,6 +38,7 @@ template <typename Enum>
 KnobEntry choice_knob(std::string name, Enum ProtocolKnobs::*field, std::string help) {
   KnobEntry entry;
   entry.doc = {name, "", enum_name_list<Enum>("|"), std::move(help)};
+  for (const auto& choice : EnumNames<Enum>::table) entry.doc.choices.emplace_back(choice.name);
   entry.set = [field](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
     if (auto value = parse_enum<Enum>(v)) {
       k.*field = *value;
@@ -166,6 +167,23 @@ std::vector<KnobEntry> make_table() {
                               "amax 0 (join), or returns before it (return-early), so its peers wait for it"));
   table.push_back(rule_knob("eval", &ProtocolKnobs::evals, &knobs::parse_eval, "MODULE[:ITER]",
                             "the module runs in evaluation mode: forward only, no amax registration"));
+  table.push_back(rule_knob("frozen", &ProtocolKnobs::frozen, &knobs::parse_eval, "MODULE[:ITER]",
+                            "the module runs forward (and registers its forward amaxes) but has no backward on any rank: "
+                            "frozen weights with no input gradient needed, or a backward that does not run in that iteration"));
+  table.push_back(choice_knob("reduce-at", &ProtocolKnobs::reduce_at,
+                              "delayed scaling: where the forward amax reduction is launched (te-sync also waits there). "
+                              "exit: at fp8_autocast exit (TE 1.x); next-entry: at the next autocast's entry; "
+                              "first-module: in the next autocast's first module, and the backward reduction at the end of "
+                              "the forward's first module's backward (early TE: never launched when that module is --frozen, "
+                              "so the backward amaxes are consumed unreduced)"));
+  table.push_back(choice_knob("registration", &ProtocolKnobs::registration,
+                              "delayed scaling: amax slots registered per autocast by the modules that run (dynamic: a "
+                              "module that does not run shrinks that rank's buffer), or every module's slots in every "
+                              "buffer (static; TE 1.x's global buffer)"));
+  table.push_back(choice_knob("unrun", &ProtocolKnobs::unrun,
+                              "static registration: a module that did not register in an autocast is updated from the "
+                              "reduced buffer like the others (update: TE 1.x's update of the whole buffer) or keeps its "
+                              "history and scale (keep: a rank that skipped it lags its peers)"));
   {
     KnobEntry recompute;
     recompute.doc = {"recompute", "", "switch",

@@ -47,6 +47,28 @@ enum class PpSchedule : std::uint8_t { one_f_one_b, gpipe, independent };
 /// still joins the group's amax all-reduce with an amax of 0 (`join`), or returns before it
 /// (`return-early`), leaving its peers waiting in the all-reduce.
 enum class EmptyQuantize : std::uint8_t { join, return_early };
+/// Delayed scaling: where a forward global buffer is all-reduced (te-sync waits there at once;
+/// te-async keeps the handle, which the first registering module of the next autocast waits on,
+/// --wait). `exit`: at fp8_autocast exit. `next_entry`: at the entry of the next autocast, before
+/// its first module (the last autocast's in the epilogue). `first_module`: in the prepare step of
+/// the next autocast's first registering module, before its copy-back; the backward reduction then
+/// goes out at the end of the backward of the autocast's *forward* first module, which is never
+/// reached when that module has no backward (--frozen): the backward buffer is then consumed
+/// unreduced. With `exit` and `next_entry` the backward reduction goes out after the last module
+/// that runs backward.
+enum class ReducePoint : std::uint8_t { exit, next_entry, first_module };
+/// Delayed scaling: how modules take slots in an autocast's global amax buffers. `dynamic`: a
+/// module registers when it runs and trains in that autocast, at its position among those that
+/// did, so a module that does not run on some rank shrinks that rank's buffer (its all-reduce
+/// then mismatches its peers'). `static_slots`: every module of the stage owns slot `m` of every
+/// buffer whether it ran or not (leaving 0 there, as TE's zeroed history row 0), so the buffers
+/// match in size on every rank of a stage.
+enum class Registration : std::uint8_t { dynamic, static_slots };
+/// Static registration: a module that did not register in an autocast (skipped, evaluation mode,
+/// frozen in backward) is copied back and updated from the reduced buffer once the reduction is
+/// waited on, like every slot of it (`update`: TE's multi-tensor update of the whole buffer), or
+/// keeps its history and scale (`keep`), so a rank that skipped it lags its peers that ran it.
+enum class UnrunUpdate : std::uint8_t { update, keep };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -85,6 +107,22 @@ struct EnumNames<EmptyQuantize> {
                                     EnumName<EmptyQuantize>{EmptyQuantize::return_early, "return-early"}};
 };
 template <>
+struct EnumNames<ReducePoint> {
+  static constexpr std::array table{EnumName<ReducePoint>{ReducePoint::exit, "exit"},
+                                    EnumName<ReducePoint>{ReducePoint::next_entry, "next-entry"},
+                                    EnumName<ReducePoint>{ReducePoint::first_module, "first-module"}};
+};
+template <>
+struct EnumNames<Registration> {
+  static constexpr std::array table{EnumName<Registration>{Registration::dynamic, "dynamic"},
+                                    EnumName<Registration>{Registration::static_slots, "static"}};
+};
+template <>
+struct EnumNames<UnrunUpdate> {
+  static constexpr std::array table{EnumName<UnrunUpdate>{UnrunUpdate::update, "update"},
+                                    EnumName<UnrunUpdate>{UnrunUpdate::keep, "keep"}};
+};
+template <>
 struct EnumNames<GradOp> {
   static constexpr std::array table{EnumName<GradOp>{GradOp::all_reduce, "all-reduce"},
                                     EnumName<GradOp>{GradOp::reduce_scatter, "reduce-scatter"}};
@@ -118,7 +156,10 @@ struct SkipRule {
 };
 
 /// `--eval MODULE[:ITER]`: the module runs in evaluation mode on every rank: forward only, it
-/// casts with its current scale and registers no amax.
+/// casts with its current scale and registers no amax. `--frozen MODULE[:ITER]` reads the same
+/// way: the module trains its forward (casts, registers its forward amaxes) but has no backward
+/// pass on any rank (frozen weights and no input gradient needed, as the first layers of a
+/// fine-tuned model, or a module whose backward does not run in that iteration).
 struct EvalRule {
   std::uint32_t module = 0;
   std::optional<std::uint32_t> iter;
@@ -175,6 +216,10 @@ struct ProtocolKnobs {
   std::vector<SkipRule> empties;
   EmptyQuantize empty_quantize = EmptyQuantize::join;  ///< current scaling: see EmptyQuantize
   std::vector<EvalRule> evals;
+  std::vector<EvalRule> frozen;  ///< `--frozen MODULE[:ITER]`: forward, no backward (see EvalRule)
+  ReducePoint reduce_at = ReducePoint::exit;  ///< delayed scaling: see ReducePoint
+  Registration registration = Registration::dynamic;  ///< delayed scaling: see Registration
+  UnrunUpdate unrun = UnrunUpdate::update;             ///< static registration: see UnrunUpdate
   bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
   std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes
   std::vector<InputRule> inputs;
@@ -201,6 +246,7 @@ struct KnobDoc {
   std::string help;
   bool flag = false;        ///< a switch: `--recompute` (in files: true / false)
   bool repeatable = false;  ///< may be given several times (in files: an array of strings)
+  std::vector<std::string> choices = {};  ///< a choice knob's values, the spellings `values` joins; else empty
 };
 
 struct ProtocolDoc {

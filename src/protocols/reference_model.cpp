@@ -82,28 +82,37 @@ bool counts_differ(const std::vector<std::uint32_t>& counts) {
 
 /// Delayed scaling: each registration is copied into history row 0, then the update runs.
 void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
+  const bool static_slots = knobs.registration == Registration::static_slots;
+  const bool update_unrun = static_slots && knobs.unrun == UnrunUpdate::update;
   const Groups reducing = layout.amax_groups();
   const Groups sharing = sharing_groups(layout, knobs.protocol);
   for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
     const std::uint32_t iter = iter_of(knobs, a);
     for (const auto& group : reducing) {
-      // Members whose global buffers differ in length cannot match their all-reduce.
-      std::vector<std::uint32_t> counts;
-      for (RankId r : group) {
-        std::uint32_t count = 0;
-        for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) count += module_registers(knobs, r, iter, m) ? 1 : 0;
-        counts.push_back(count);
+      // Members whose global buffers (forward or backward) differ in length cannot match their
+      // all-reduce.
+      for (Direction dir : kDirections) {
+        std::vector<std::uint32_t> counts;
+        for (RankId r : group) {
+          std::uint32_t count = 0;
+          for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
+            count += (static_slots || module_registers_in(knobs, dir, r, iter, m)) ? 1 : 0;
+          }
+          counts.push_back(count);
+        }
+        if (group.size() > 1 && counts_differ(counts)) mark_undefined(result, knobs, group);
       }
-      if (group.size() > 1 && counts_differ(counts)) mark_undefined(result, knobs, group);
     }
     for (const auto& group : sharing) {
       GroupAmaxes amaxes(knobs, a, max_stage_modules(knobs));
-      std::vector<std::optional<std::vector<RankId>>> peers(max_stage_modules(knobs));
-      for (RankId r : group) {
-        for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
-          if (!module_registers(knobs, r, iter, m)) continue;
-          if (!peers[m]) peers[m] = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, m); });
-          for (Direction dir : kDirections) {
+      for (Direction dir : kDirections) {
+        std::vector<std::optional<std::vector<RankId>>> peers(max_stage_modules(knobs));
+        for (RankId r : group) {
+          for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
+            // Static slots with --unrun update: a module that did not register is updated too,
+            // from the max over the peers that did (0 when none did).
+            if (!module_registers_in(knobs, dir, r, iter, m) && !update_unrun) continue;
+            if (!peers[m]) peers[m] = peers_of(group, [&](RankId q) { return module_registers_in(knobs, dir, q, iter, m); });
             ReferenceTensors& state = result.at(r, dir, m);
             const std::uint32_t tensors = tensor_count(knobs, dir);
             const std::vector<float>& reduced = amaxes.get(*peers[m], m, dir);
@@ -140,7 +149,7 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         std::uint32_t count = 0;
         for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
           if (module_runs(knobs, r, iter, m)) count += knobs.fwd_tensors;
-          if (module_registers(knobs, r, iter, m)) {
+          if (module_backprops(knobs, r, iter, m)) {
             count += knobs.bwd_tensors + (knobs.recompute ? knobs.fwd_tensors : 0);
           }
         }
@@ -150,7 +159,7 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
     }
     for (const auto& group : sharing) {
       // The forward pass reduces over the peers that run a module, recomputation and the
-      // backward pass over those that register it: two caches.
+      // backward pass over those that run its backward: two caches.
       const std::uint32_t modules = max_stage_modules(knobs);
       GroupAmaxes running(knobs, a, modules);
       GroupAmaxes registering(knobs, a, modules);
@@ -163,9 +172,9 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
           quantize(r, running.get(*runs[m], m, Direction::forward), Direction::forward, m);
         }
         for (std::uint32_t mm = modules_of(knobs, layout, r); mm-- > 0;) {
-          if (!module_registers(knobs, r, iter, mm)) continue;
+          if (!module_backprops(knobs, r, iter, mm)) continue;
           if (!registers[mm]) {
-            registers[mm] = peers_of(group, [&](RankId q) { return module_registers(knobs, q, iter, mm); });
+            registers[mm] = peers_of(group, [&](RankId q) { return module_backprops(knobs, q, iter, mm); });
           }
           if (knobs.recompute) quantize(r, registering.get(*registers[mm], mm, Direction::forward), Direction::forward, mm);
           quantize(r, registering.get(*registers[mm], mm, Direction::backward), Direction::backward, mm);

@@ -13,8 +13,12 @@
 /// modules' amaxes) shows up as a value mismatch.
 ///
 /// - Delayed scaling (te-sync, te-async): every registration of a module (it runs and trains
-///   in that autocast) is consumed once, in order, with the protocol's history window, algo
-///   and margin; E4M3 forward, E5M2 backward.
+///   in that autocast; in backward, it is not --frozen either) is consumed once, in order, with
+///   the protocol's history window, algo and margin; E4M3 forward, E5M2 backward. Where the
+///   reduction is launched (--reduce-at) is mechanism, not intent: every variant is held to the
+///   same reduced values. With static registration (--registration static) every module has a
+///   slot on every rank, so buffers never differ in length; with --unrun update a module that
+///   did not register is updated in that autocast too, from the max over the peers that did.
 /// - Current scaling: every quantization (forward, backward, and forward again when
 ///   recomputing) reduces its own amax and recomputes the scale (history of length 1).
 ///

@@ -66,6 +66,13 @@ bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t
   return true;
 }
 
+bool module_frozen(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& rule : knobs.frozen) {
+    if (rule.module == module && (!rule.iter || *rule.iter == iter)) return true;
+  }
+  return false;
+}
+
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
                                  std::uint32_t module, Direction dir, std::uint32_t tensor) {
   const std::uint32_t iter = iter_of(knobs, autocast);

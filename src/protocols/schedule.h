@@ -46,6 +46,18 @@ inline bool module_registers(const ProtocolKnobs& k, RankId rank, std::uint32_t 
   return module_runs(k, rank, iter, module) && module_trains(k, iter, module);
 }
 
+/// True when a --frozen rule takes `module`'s backward away in `iter`.
+bool module_frozen(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
+/// Registers in forward and runs a backward pass (registering its backward amaxes): not frozen.
+inline bool module_backprops(const ProtocolKnobs& k, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  return module_registers(k, rank, iter, module) && !module_frozen(k, iter, module);
+}
+/// Registers in `dir`: module_registers for the forward, module_backprops for the backward.
+inline bool module_registers_in(const ProtocolKnobs& k, Direction dir, RankId rank, std::uint32_t iter,
+                                std::uint32_t module) {
+  return dir == Direction::forward ? module_registers(k, rank, iter, module) : module_backprops(k, rank, iter, module);
+}
+
 /// Quantized tensors per module in a direction.
 inline std::uint32_t tensor_count(const ProtocolKnobs& k, Direction dir) {
   return dir == Direction::forward ? k.fwd_tensors : k.bwd_tensors;

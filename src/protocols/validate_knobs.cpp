@@ -86,6 +86,10 @@ void validate_knobs(const ProtocolKnobs& k) {
     check_module(rule.module, k, "eval", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "eval", knobs::show(rule));
   }
+  for (const EvalRule& rule : k.frozen) {
+    check_module(rule.module, k, "frozen", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "frozen", knobs::show(rule));
+  }
   for (const InputRule& rule : k.inputs) {
     const std::string text = knobs::show(rule);
     check_rank(rule.rank, world, "input", text);

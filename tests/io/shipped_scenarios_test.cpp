@@ -109,5 +109,27 @@ TEST(ShippedScenarios, an_amax_group_spanning_pipeline_stages_hangs_and_mismatch
   EXPECT_TRUE(v.has(HazardKind::collective_mismatch)) << v.text;
 }
 
+TEST(ShippedScenarios, a_backward_reduction_tied_to_a_frozen_first_module_diverges_and_at_exit_is_clean) {
+  const Verdict v = run_file("frozen-first-module-backward-reduction.json");
+  EXPECT_TRUE(v.done) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::replica_divergence)) << v.text;
+  const Scenario fixed = scenario_from_json(
+      nlohmann::json::parse(R"({"protocol": "te-sync", "knobs": {"dp": 2, "modules": 2, "frozen": ["0"]}})"), "the fixed twin");
+  const Verdict twin = run(fixed);
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
+TEST(ShippedScenarios, static_slots_that_keep_a_skipped_experts_state_diverge_and_updating_every_slot_is_clean) {
+  const Verdict v = run_file("static-slots-skipped-expert.json");
+  EXPECT_TRUE(v.done) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::replica_divergence)) << v.text;
+  EXPECT_FALSE(v.has(HazardKind::collective_mismatch)) << v.text;
+  const Verdict twin = run(scenario_from_json(nlohmann::json::parse(R"({"protocol": "te-sync", "knobs": {"dp": 2,
+      "modules": 2, "microbatches": 1, "skip": ["1:1:1"], "registration": "static", "unrun": "update"}})"), "the fixed twin"));
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
 }  // namespace
 }  // namespace amaxcheck

@@ -2,11 +2,14 @@
 // the CLI options.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <CLI/CLI.hpp>
 
 #include "cli/knob_options.h"
 #include "io/scenario_json.h"
 #include "protocols/protocol.h"
+#include "protocols/variant_docs.h"
 #include "run_protocol.h"
 #include "util/check.h"
 
@@ -107,6 +110,45 @@ TEST(Knobs, repeatable_options_accumulate_one_value_per_occurrence) {
   EXPECT_EQ(knobs.skips[1].rank, 2u);
   EXPECT_EQ(knobs.skips[1].iter, 0u);
   EXPECT_EQ(rest, (std::vector<std::string>{"positional"}));
+}
+
+}  // namespace
+}  // namespace amaxcheck
+
+namespace amaxcheck {
+namespace {
+
+TEST(Knobs, a_choice_knob_lists_its_choices_and_each_parses) {
+  std::size_t choice_knobs = 0;
+  for (const KnobDoc& doc : knob_docs()) {
+    if (doc.choices.empty()) continue;
+    ++choice_knobs;
+    std::string joined;
+    for (const std::string& choice : doc.choices) {
+      joined += (joined.empty() ? "" : "|") + choice;
+      ProtocolKnobs knobs;
+      EXPECT_EQ(try_set_knob(knobs, doc.name, choice), std::nullopt) << doc.name << " " << choice;
+    }
+    EXPECT_EQ(joined, doc.values) << doc.name;
+    EXPECT_NE(std::find(doc.choices.begin(), doc.choices.end(), doc.default_value), doc.choices.end()) << doc.name;
+  }
+  EXPECT_GE(choice_knobs, 9u);  // comm, wait, wait-bwd, amax-order, pp-schedule, algo, kernels, grad-op, ...
+}
+
+TEST(Knobs, every_framework_variant_names_a_choice_of_a_knob_with_its_default_first) {
+  const auto docs = knob_docs();
+  std::string previous_knob;
+  for (const VariantDoc& variant : variant_docs()) {
+    const auto knob = std::find_if(docs.begin(), docs.end(), [&](const KnobDoc& d) { return d.name == variant.knob; });
+    ASSERT_NE(knob, docs.end()) << variant.knob;
+    EXPECT_NE(std::find(knob->choices.begin(), knob->choices.end(), variant.value), knob->choices.end())
+        << variant.knob << " " << variant.value;
+    if (variant.knob != previous_knob) {
+      EXPECT_EQ(variant.value, knob->default_value) << variant.knob;
+    }
+    previous_knob = variant.knob;
+    EXPECT_FALSE(variant.shipped.empty()) << variant.knob << " " << variant.value;
+  }
 }
 
 }  // namespace
