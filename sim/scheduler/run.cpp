@@ -107,6 +107,10 @@ std::uint64_t expected_steps(const Scenario& scenario) {
     std::vector<std::uint64_t> mine(scenario.comms.size(), 0);
     for (const Thread& thread : scenario.ranks[r].threads) {
       for (const Op& op : thread.program) {
+        if (is_discarded_collective(op)) {
+          steps += 1;  // its issue only
+          continue;
+        }
         steps += op_kind_info(op.kind).rank_actions;
         if (is_collective(op.kind) && op.comm < mine.size()) ++mine[op.comm];
       }

@@ -216,7 +216,7 @@ void TimedStrategy::on_step(const Step& step) {
       OpTiming& timing = timing_of(step.op);
       timing.issue_start_us = start;
       timing.issue_end_us = end;
-      if (is_host_op(op_at(step.op).kind)) {
+      if (completes_at_issue(op_at(step.op))) {
         timing.start_us = start;
         timing.end_us = end;
         timing.executed = true;

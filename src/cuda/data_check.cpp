@@ -14,7 +14,7 @@ std::vector<CollectiveSignature> signatures_of(const Scenario& scenario, CommId 
   std::set<CollectiveSignature> seen;
   for (const Thread& thread : first.threads) {
     for (const Op& op : thread.program) {
-      if (!is_collective(op.kind) || op.comm != comm) continue;
+      if (!is_collective(op.kind) || op.comm != comm || is_discarded_collective(op)) continue;
       CollectiveSignature sig{op.kind, op.reads.empty() ? 0u : op.reads.front().count,
                               op.writes.empty() ? 0u : op.writes.front().count, op.reduce, op.root};
       if (!has_reduce_op(op.kind)) sig.reduce = ReduceOp::max;

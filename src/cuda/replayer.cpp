@@ -110,6 +110,7 @@ void Session::issue(const Step& step, ReplayState& state) {
     run_host_op(r, op);
     return;
   }
+  if (is_discarded_collective(op)) return;  // NCCL would discard it at the call: nothing to launch
   IssuedOp issued{ref, &op, gate_of_.at(r)[t][ref.index], false, false, 0};
   if (is_collective(op.kind)) issued.seq = state.comm_issued[{r, op.comm}]++;
   if (is_p2p(op.kind)) {

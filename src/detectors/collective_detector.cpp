@@ -25,7 +25,8 @@ void CollectiveDetector::on_issue(const IssueEvent& event) {
     check_order(event);  // NCCL orders a comm's p2p ops with its collectives
     return;
   }
-  if (!is_collective(event.site.op->kind)) return;
+  // A discarded (zero-element) collective is matched with nothing and takes no place in order.
+  if (!is_collective(event.site.op->kind) || is_discarded_collective(*event.site.op)) return;
   ++issued_[{event.site.ref.rank, event.site.op->comm}];
   check_match(event);
   check_order(event);

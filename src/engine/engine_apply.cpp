@@ -75,6 +75,8 @@ struct Applier {
     std::uint64_t seq = 0;
     if (is_host_op(op.kind)) {
       host_effect(a.rank, thread, op);
+    } else if (is_discarded_collective(op)) {
+      // NCCL discards a zero-element collective at the call: nothing is queued or matched.
     } else {
       QueuedOp q{ref, &op, thread.clock, nullptr, 0, st.step, false};
       // Appending at the tail commutes with running the head; the op itself is the object

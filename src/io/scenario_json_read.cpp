@@ -6,6 +6,8 @@
 #include "io/json_field.h"
 #include "io/json_file.h"
 #include "io/scenario_json.h"
+#include "io/scenario_reference.h"
+#include "io/scenario_template.h"
 #include "io/scenario_validate.h"
 #include "protocols/protocol.h"
 #include "util/check.h"
@@ -170,8 +172,10 @@ Rank read_rank(const JsonField& field, const std::vector<std::string>& comms) {
   return rank;
 }
 
-Scenario read_explicit(const JsonField& doc, const std::string& where) {
-  doc.allow_only({"name", "source", "kernels", "comms", "ranks", "checks", "comment"});
+Scenario read_explicit(const JsonField& original, const std::string& where) {
+  original.allow_only({"name", "source", "kernels", "comms", "ranks", "checks", "comment"});
+  const ExpandedRanks expanded = expand_templates(original);
+  const JsonField doc = expanded.expanded ? JsonField(expanded.doc, "", where) : original;
   Scenario s;
   s.name = doc.find("name") ? doc.at("name").as_string() : where;
   s.source = doc.find("source") ? doc.at("source").as_string() : where;
@@ -188,7 +192,10 @@ Scenario read_explicit(const JsonField& doc, const std::string& where) {
     }
   }
   const auto comm_names = names_of(s.comms);
-  for (const JsonField& r : doc.at("ranks").items()) s.ranks.push_back(read_rank(r, comm_names));
+  const std::vector<JsonField> ranks = doc.at("ranks").items();
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    s.ranks.push_back(read_rank(JsonField(ranks[r].json(), expanded.rank_paths.at(r), where), comm_names));
+  }
   if (auto f = doc.find("checks")) {
     for (const JsonField& c : f->items()) {
       c.allow_only({"tensor", "replicas", "expected", "comment"});
@@ -204,11 +211,20 @@ Scenario read_explicit(const JsonField& doc, const std::string& where) {
         replica.range = read_range(r, s.ranks[replica.rank], true);
         check.replicas.push_back(replica);
       }
-      if (auto e = c.find("expected")) check.expected = e->as_floats();
+      if (auto e = c.find("expected")) {
+        if (!e->json().is_string()) {
+          check.expected = e->as_floats();
+        } else if (e->as_string() == "reference") {
+          check.expected_reference = true;  // computed below, once the program is known to be sound
+        } else {
+          e->fail_choice("an array of values or \"reference\"");
+        }
+      }
       s.checks.push_back(std::move(check));
     }
   }
-  validate_scenario(s, where);
+  validate_scenario(s, where, expanded.rank_paths);
+  compute_reference_expectations(s, where);
   return s;
 }
 

@@ -12,7 +12,8 @@ namespace {
 
 class Validator {
  public:
-  Validator(const Scenario& s, const std::string& where) : s_(s), where_(where) {}
+  Validator(const Scenario& s, const std::string& where, const std::vector<std::string>& rank_paths)
+      : s_(s), where_(where), rank_paths_(rank_paths) {}
 
   void run() {
     if (s_.ranks.empty()) fail("ranks", "expected at least one rank");
@@ -54,7 +55,6 @@ class Validator {
     if (range.buffer >= rank.buffers.size()) {
       fail(path + ".buffer", fmt::format("buffer {} out of range (the rank has {} buffers)", range.buffer, rank.buffers.size()));
     }
-    if (range.count == 0) fail(path + ".count", "expected a count of at least 1");
     const Buffer& buffer = rank.buffers[range.buffer];
     if (std::uint64_t{range.offset} + range.count > buffer.size) {
       fail(path, fmt::format("range [{}, {}) runs past the end of buffer \"{}\" (size {})", range.offset,
@@ -64,7 +64,7 @@ class Validator {
 
   void rank(RankId r) const {
     const Rank& rank = s_.ranks[r];
-    const std::string path = fmt::format("ranks[{}]", r);
+    const std::string path = r < rank_paths_.size() ? rank_paths_[r] : fmt::format("ranks[{}]", r);
     std::vector<std::string> names;
     for (const auto& t : rank.threads) names.push_back(t.name);
     unique_names(names, path + ".threads", "thread");
@@ -80,7 +80,6 @@ class Validator {
     unique_names(rank.flags, path + ".flags", "flag");
     for (std::size_t b = 0; b < rank.buffers.size(); ++b) {
       const Buffer& buffer = rank.buffers[b];
-      if (buffer.size == 0) fail(fmt::format("{}.buffers[{}].size", path, b), "expected a size of at least 1");
       if (!buffer.init.empty() && buffer.init.size() != buffer.size) {
         fail(fmt::format("{}.buffers[{}].init", path, b),
              fmt::format("expected {} values (the buffer's size) or none, got {}", buffer.size, buffer.init.size()));
@@ -178,7 +177,6 @@ class Validator {
         }
         break;
       case OpKind::scale_update: {
-        if (op.scale.tensors == 0) fail(path + ".scale.tensors", "expected at least 1 tensor");
         if (op.scale.history_len == 0) fail(path + ".scale.history_len", "expected a history length of at least 1");
         const std::uint64_t history = std::uint64_t{op.scale.tensors} * op.scale.history_len;
         count(op.reads[0], history, path + ".reads[0]", "history_len x tensors");
@@ -236,10 +234,13 @@ class Validator {
 
   const Scenario& s_;
   const std::string& where_;
+  const std::vector<std::string>& rank_paths_;
 };
 
 }  // namespace
 
-void validate_scenario(const Scenario& scenario, const std::string& where) { Validator(scenario, where).run(); }
+void validate_scenario(const Scenario& scenario, const std::string& where, const std::vector<std::string>& rank_paths) {
+  Validator(scenario, where, rank_paths).run();
+}
 
 }  // namespace amaxcheck

@@ -9,12 +9,16 @@
 /// here: finding them is the checker's job.
 
 #include <string>
+#include <vector>
 
 #include "model/scenario.h"
 
 namespace amaxcheck {
 
-/// Throws InputError "<where>: <path>: <what was expected>" at the first problem.
-void validate_scenario(const Scenario& scenario, const std::string& where);
+/// Throws InputError "<where>: <path>: <what was expected>" at the first problem. A rank's
+/// fields are named under `rank_paths[r]` when given (a rank expanded from a template:
+/// io/scenario_template.h), else `ranks[r]`.
+void validate_scenario(const Scenario& scenario, const std::string& where,
+                       const std::vector<std::string>& rank_paths = {});
 
 }  // namespace amaxcheck

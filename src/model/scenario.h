@@ -65,8 +65,9 @@ struct Range {
   std::uint32_t offset = 0;
   std::uint32_t count = 0;
 
+  /// Shares at least one element with `other` (an empty range overlaps nothing).
   bool overlaps(const Range& other) const {
-    return buffer == other.buffer && offset < other.offset + other.count &&
+    return buffer == other.buffer && count > 0 && other.count > 0 && offset < other.offset + other.count &&
            other.offset < offset + count;
   }
   friend bool operator==(const Range&, const Range&) = default;
@@ -157,6 +158,9 @@ struct ReplicaCheck {
   };
   std::vector<Replica> replicas;
   std::vector<float> expected;
+  /// `expected` is the sequential reference's answer (io/scenario_reference.h), computed when
+  /// the scenario was read; a scenario file says `"expected": "reference"` for it.
+  bool expected_reference = false;
 };
 
 struct Scenario {

@@ -84,6 +84,7 @@ inline void expect_same_scenario(const Scenario& a, const Scenario& b) {
       EXPECT_EQ(a.checks[c].replicas[i].range, b.checks[c].replicas[i].range);
     }
     EXPECT_TRUE(same_floats(a.checks[c].expected, b.checks[c].expected)) << a.checks[c].tensor;
+    EXPECT_EQ(a.checks[c].expected_reference, b.checks[c].expected_reference) << a.checks[c].tensor;
   }
 }
 

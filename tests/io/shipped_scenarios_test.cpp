@@ -131,5 +131,23 @@ TEST(ShippedScenarios, static_slots_that_keep_a_skipped_experts_state_diverge_an
   EXPECT_TRUE(twin.kinds.empty()) << twin.text;
 }
 
+TEST(ShippedScenarios, the_delayed_scaling_template_meets_its_sequential_reference) {
+  const Verdict v = run_file("custom-template-amax.json");
+  EXPECT_TRUE(v.done);
+  EXPECT_TRUE(v.kinds.empty()) << v.text;
+}
+
+TEST(ShippedScenarios, an_empty_input_that_reduces_an_empty_amax_hangs_its_peer) {
+  const Verdict v = run_file("custom-empty-input.json");
+  EXPECT_FALSE(v.done);
+  EXPECT_TRUE(v.has(HazardKind::deadlock)) << v.text;
+}
+
+TEST(ShippedScenarios, the_pipeline_template_passes_activations_stage_to_stage) {
+  const Verdict v = run_file("custom-pipeline-template.json");
+  EXPECT_TRUE(v.done);
+  EXPECT_TRUE(v.kinds.empty()) << v.text;
+}
+
 }  // namespace
 }  // namespace amaxcheck
