@@ -233,7 +233,7 @@ int main(int argc, char** argv) {
                 with_gates - raw_latency);
 
     const double dp_only = session_mib(amax_loop(ranks, 1, false), CommCreation::fresh_init);
-    for (CommCreation how : {CommCreation::split_shared, CommCreation::split_unshared, CommCreation::fresh_init}) {
+    for (CommCreation how : enum_values<CommCreation>()) {
       const double both = session_mib(amax_loop(ranks, 1, true), how);
       std::printf("amax_comm_extra_mib_gpu0_%s: %.1f (%u member(s) on GPU 0)\n", to_string(how),
                   both - dp_only, static_cast<unsigned>(std::count(placement.device_of_rank.begin(),

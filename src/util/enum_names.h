@@ -68,4 +68,12 @@ std::string enum_name_list(std::string_view separator) {
   return all;
 }
 
+/// Every enumerator, in declaration order: `for (E value : enum_values<E>())`.
+template <typename E>
+constexpr auto enum_values() {
+  std::array<E, EnumNames<E>::table.size()> values{};
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = EnumNames<E>::table[i].value;
+  return values;
+}
+
 }  // namespace amaxcheck

@@ -87,7 +87,7 @@ TEST_F(Gpu, every_way_of_making_the_amax_communicator_gives_the_same_values) {
   const Scenario s = testing::every_kernel_on_one_rank(64);
   Engine engine(s);
   const std::vector<Step> schedule = run_first_enabled(engine);
-  for (CommCreation how : {CommCreation::split_shared, CommCreation::split_unshared, CommCreation::fresh_init}) {
+  for (CommCreation how : enum_values<CommCreation>()) {
     GpuRunOptions options = quick();
     options.derived_comms = how;
     const GpuRunResult gpu = run_on_gpus(s, schedule, options);
@@ -160,7 +160,7 @@ TEST_F(Gpu, members_of_one_communicator_reduce_across_ranks_like_the_simulator) 
     }
     Engine engine(s);
     const std::vector<Step> schedule = run_first_enabled(engine);
-    for (CommCreation how : {CommCreation::split_shared, CommCreation::split_unshared, CommCreation::fresh_init}) {
+    for (CommCreation how : enum_values<CommCreation>()) {
       GpuRunOptions options = quick();
       options.derived_comms = how;
       const GpuRunResult gpu = run_on_gpus(s, schedule, options);
