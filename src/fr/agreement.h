@@ -83,9 +83,6 @@ struct AgreementReport {
   std::vector<std::int64_t> missing_ranks;  // ranks known to exist that have no dump
 };
 
-/// One group's matching.
-GroupReport check_group(const Job& job, const Alignment& alignment, const GroupRecords& group);
-
 /// Every group, the inversions, the missing ranks.
 AgreementReport check(const Job& job, const Alignment& alignment, Kernels kernels);
 
