@@ -123,12 +123,13 @@ bool all_alike(const Job& job, const std::vector<Have>& have, bool states) {
     if (!states) s.state = State::scheduled;
     return s;
   };
-  const Refs& first = have.front().records;
+  std::vector<Signature> first;
+  for (const RecordRef& ref : have.front().records) first.push_back(sig(ref));
   for (std::size_t i = 1; i < have.size(); ++i) {
     const Refs& other = have[i].records;
     if (other.size() != first.size()) return false;
     for (std::size_t k = 0; k < first.size(); ++k) {
-      if (!(sig(other[k]) == sig(first[k]))) return false;
+      if (!(sig(other[k]) == first[k])) return false;
     }
   }
   return true;
