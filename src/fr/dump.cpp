@@ -80,6 +80,9 @@ class Validator {
     if (text_of_node_[id] != none) return text_of_node_[id];
     const std::string_view raw = doc_[id].text;
     const bool valid = invalid_utf8_at(raw) == std::string_view::npos;
+    if (valid && raw.size() <= max_text) {  // kept as it is: look it up without a copy
+      if (auto it = text_ids_.find(raw); it != text_ids_.end()) return text_of_node_[id] = it->second;
+    }
     const TextId t = intern(bounded_text(raw, valid ? std::string() : where.str()));
     text_of_node_[id] = t;
     return t;
@@ -205,7 +208,11 @@ class Validator {
   static constexpr std::uint32_t none = UINT32_MAX;
   std::vector<TextId> text_of_node_;
   std::vector<std::uint32_t> sizes_of_node_, strings_of_node_, stack_of_node_;
-  std::unordered_map<std::string, TextId> text_ids_;
+  struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, TextId, TextHash, std::equal_to<>> text_ids_;
   std::map<std::vector<Shape>, std::uint32_t> shape_ids_;
   std::map<std::vector<TextId>, std::uint32_t> list_ids_;
   std::map<std::array<std::int64_t, 3>, std::uint32_t> frame_ids_;

@@ -13,7 +13,6 @@
 
 #include "fr/dump.h"
 #include "fr/readers.h"
-#include "fr/scan_json.h"
 #include "util/check.h"
 
 namespace amaxcheck::fr {
@@ -131,20 +130,6 @@ std::vector<T> load_parallel(const std::vector<std::string>& paths, DumpFormat f
 
 std::vector<Dump> load_dumps(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs) {
   return load_parallel<Dump>(paths, format, jobs, [](Dump d) { return d; }, [](const Dump& d) { return d.rank; });
-}
-
-std::string scan_dumps(const std::vector<std::string>& paths, DumpFormat format, unsigned jobs) {
-  // Each thread prints its dump's line and drops the dump: the output is all that stays.
-  using Line = std::pair<std::int64_t, std::string>;
-  const std::vector<Line> lines = load_parallel<Line>(
-      paths, format, jobs, [](Dump d) { return Line{d.rank, scan_json_line(d)}; },
-      [](const Line& l) { return l.first; });
-  std::string out;
-  std::size_t size = 0;
-  for (const Line& l : lines) size += l.second.size();
-  out.reserve(size);
-  for (const Line& l : lines) out += l.second;
-  return out;
 }
 
 }  // namespace amaxcheck::fr

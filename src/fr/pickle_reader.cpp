@@ -74,11 +74,12 @@ class PickleMachine {
   }
   std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
   /// The items above the topmost mark, removed with the mark.
-  std::vector<NodeId> pop_mark(std::size_t at) {
+  Items pop_mark(std::size_t at) {
     if (marks_.empty()) broken(at, "no MARK before it");
     const std::size_t mark = marks_.back();
     marks_.pop_back();
-    std::vector<NodeId> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
+    Items items = doc_.new_items();
+    items.assign(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
     stack_.resize(mark);
     return items;
   }
@@ -206,7 +207,8 @@ class PickleMachine {
       case 0x85: case 0x86: case 0x87: {                // TUPLE1..3
         const std::size_t n = op - 0x84u;
         if (stack_.size() < floor() + n) broken(at, "stack underflow");
-        std::vector<NodeId> items(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
+        Items items = doc_.new_items();
+        items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
         stack_.resize(stack_.size() - n);
         doc_[push(Kind::tuple)].items = std::move(items);
         return;

@@ -13,7 +13,7 @@ import time
 
 from .. import atomic, program
 from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE, EXIT_INTERNAL, ProgramError
-from . import agreement, align, dump, render, scenario
+from . import agreement, dump, render, scenario
 
 HELP = """\
 Reads PyTorch Flight Recorder dumps (one per rank; pickle, PyTorch's default, or JSON; version
@@ -46,7 +46,7 @@ def add_parser(subparsers):
                    help="output folder (default: out/fr-import)")
     p.add_argument("--frames", type=int, default=8, help="call-stack frames shown per record")
     p.add_argument("--no-simulate", action="store_true",
-                   help="only the Python agreement check; do not run the converted scenario")
+                   help="only the agreement check; do not run the converted scenario")
     p.add_argument("--window", type=_positive, default=8, metavar="K",
                    help="collectives per group kept in the scenario, up to its first divergence "
                         "(default 8)")
@@ -103,20 +103,16 @@ class _Phases:
 
 
 def run(args) -> int:
-    # Dumps are millions of small containers and none of them cycles: the cyclic collector
-    # would walk them over and over while they load (5x the unpickling time); reference
-    # counting frees everything the import drops.
+    # The findings hold thousands of small containers and none of them cycles: the cyclic
+    # collector would only walk them; reference counting frees everything the import drops.
     gc.disable()
     phases = _Phases(args.timings)
-    dumps = dump.load_dumps(args.dumps, args.format)
-    phases.done("read and validate")
-    alignment = align.align(dumps)
-    phases.done("align")
-    report = agreement.check(dumps, alignment, args.kernels)
-    phases.done("match")
-    doc = scenario.build(dumps, alignment, report, args.kernels,
-                         source="import-fr " + " ".join(str(p) for p in args.dumps),
-                         window=args.window)
+    scan = dump.load_dumps(args.dumps, args.format, args.kernels, args.window)
+    phases.done("read, align and match (fr-scan)")
+    report = agreement.check(scan)
+    phases.done("findings")
+    doc = scenario.build(scan, report, args.kernels,
+                         source="import-fr " + " ".join(str(p) for p in args.dumps))
     scenario_path = args.out / "scenario.json"
     atomic.write_text(scenario_path, json.dumps(doc, indent=1) + "\n")
     phases.done("scenario")
@@ -127,14 +123,13 @@ def run(args) -> int:
         except ProgramError as err:
             sim_error = str(err)
     if args.json:
-        out = render.document(dumps, alignment, report)
+        out = render.document(scan.dumps, report)
         out["scenario"] = str(scenario_path)
-        out["scenario_window"] = {g: list(w) for g, w in
-                                  scenario.windows(alignment, report, args.window).items()}
+        out["scenario_window"] = {g: list(w) for g, w in scan.windows.items()}
         out["simulator"] = sim if sim else ({"error": sim_error} if sim_error else None)
         print(json.dumps(out, indent=1))
     else:
-        print(render.text(dumps, alignment, report, args.frames, args.verbose))
+        print(render.text(scan.dumps, report, args.frames, args.verbose))
         print(f"scenario: {scenario_path}")
         if sim:
             kinds = ", ".join(sim["hazard_kinds"]) or "no hazard"

@@ -1,12 +1,15 @@
-"""One Flight Recorder dump (one rank) as typed records, read by the program's C++ reader.
+"""The dumps of a job, read, aligned and matched by the program (`amaxcheck fr-scan`), and the
+records the report and the replay scenario need, as typed values.
 
-Reading, bounding and validating the dumps is `amaxcheck fr-scan` (src/fr/, see dump.h there
-for the format and the bounds): a restricted pickle reader that refuses every global, a JSON
-reader, strings cut to 200 characters with their length and a digest, at most 64 frames per
-record, nesting and sizes bounded with exit-2 messages that name the file and the field, every
-file on its own thread. It prints compact JSON Lines, one dump per line with its strings,
-shapes and call stacks once (src/fr/scan_json.h); this module turns each line into the records
-the matching (align.py, agreement.py) works on, sharing what the dump shares.
+Everything that scales with the job is in C++ (src/fr/): reading, bounding and validating the
+dumps (dump.h there: a restricted pickle reader that refuses every global, a JSON reader,
+strings cut to 200 characters with their length and a digest, at most 64 frames per record,
+nesting and sizes bounded with exit-2 messages that name the file and the field, every file on
+its own thread), the alignment per group by collective_seq_id (align.h), the matching and the
+cross-group order inversions (agreement.h, inversion.h) and the scenario's window (window.h).
+It prints one compact document (match_json.h) holding the findings and only the records they
+and the scenario need; this module reads it. agreement.py turns the findings into the report's
+values.
 """
 
 from __future__ import annotations
@@ -83,25 +86,23 @@ class Record:
 
 
 @dataclasses.dataclass
-class ProcessGroup:
-    name: str
-    desc: str
-    ranks: tuple
-
-
-@dataclasses.dataclass
 class Dump:
     path: pathlib.Path
     rank: int
     version: str
-    pg_config: dict  # name -> ProcessGroup
-    records: list  # in record_id order
-    ignored_fields: set
+    records: int  # how many the dump holds
+    wrapped: bool  # the ring buffer has forgotten its oldest records (record_ids start above 0)
 
-    @property
-    def wrapped(self) -> bool:
-        """The ring buffer has forgotten its oldest records (record_ids start at 0)."""
-        return bool(self.records) and self.records[0].record_id > 0
+
+@dataclasses.dataclass
+class Scan:
+    """What `fr-scan` found: the dumps, its findings (the document's report part, read by
+    agreement.check), and the scenario's window with the records it keeps."""
+    dumps: list  # Dump, by rank
+    doc: dict  # fr-scan's document, its findings part
+    records: list  # Record, the ones the findings and the window refer to, by index
+    windows: dict  # group -> (first, last) collective_seq_id kept in the scenario
+    kept: dict  # rank -> [Record] kept in the scenario, in record order
 
 
 def cut(text: str) -> str:
@@ -109,38 +110,36 @@ def cut(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + f"... ({len(text)} chars)"
 
 
-def _dump(line: bytes, paths: list[pathlib.Path]) -> Dump:
-    """One line of `fr-scan`'s output as a Dump."""
-    d = json.loads(line)
+def _records(d: dict) -> list:
     texts = d["texts"]
-    shapes = d["shapes"]
-    lists = [[texts[i] for i in names] for names in d["string_lists"]]
     frames = [Frame(name=texts[n], filename=texts[f], line=line) for n, f, line in d["frames"]]
     stacks = [[frames[i] for i in stack] for stack in d["stacks"]]
-    rank = d["rank"]
-    records = [Record(rank, index, record_id, texts[pg], texts[desc], seq, p2p_seq, op_id,
-                      texts[name], shapes[ins], lists[in_types], shapes[outs], lists[out_types],
-                      STATES[state], bool(is_p2p), created, timeout,
-                      None if duration is None else float(duration), stacks[stack], dropped)
-               for (index, record_id, pg, desc, seq, p2p_seq, op_id, name, ins, in_types, outs,
-                    out_types, state, is_p2p, created, timeout, duration, stack, dropped)
-               in d["records"]]
-    pg_config = {key: ProcessGroup(name=name, desc=desc, ranks=tuple(ranks))
-                 for key, name, desc, ranks in d["pg_config"]}
-    return Dump(path=paths[d["input"]], rank=rank, version=d["version"], pg_config=pg_config,
-                records=records, ignored_fields=set(d["ignored_fields"]))
+    return [Record(rank, index, record_id, texts[pg], texts[desc], seq, p2p_seq, op_id,
+                   texts[name], ins, [texts[i] for i in in_types], outs,
+                   [texts[i] for i in out_types], STATES[state], bool(is_p2p), created, timeout,
+                   None if duration is None else float(duration), stacks[stack], dropped)
+            for (rank, index, record_id, pg, desc, seq, p2p_seq, op_id, name, ins, in_types, outs,
+                 out_types, state, is_p2p, created, timeout, duration, stack, dropped)
+            in d["records"]]
 
 
-def load_dumps(paths: list[pathlib.Path], fmt: str = "auto") -> list[Dump]:
-    """All dumps, one per rank, sorted by rank (`amaxcheck fr-scan`); InputError (with the
-    program's message) for a bad dump, duplicate ranks included."""
+def load_dumps(paths: list[pathlib.Path], fmt: str = "auto", kernels: str = "auto",
+               window: int = 8) -> Scan:
+    """The dumps read and matched by `amaxcheck fr-scan`; InputError (with the program's
+    message) for a bad dump, duplicate ranks included."""
     binary = program.program_path()
-    argv = [str(binary), "fr-scan", "--format", fmt, "--", *map(str, paths)]
-    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
-        dumps = [_dump(line, paths) for line in proc.stdout]  # one line at a time: less memory
-        err = proc.stderr.read().decode("utf-8", "replace")
-    if proc.returncode == 2:
+    argv = [str(binary), "fr-scan", "--format", fmt, "--kernels", kernels, "--window",
+            str(window), "--", *map(str, paths)]
+    done = subprocess.run(argv, capture_output=True)
+    err = done.stderr.decode("utf-8", "replace")
+    if done.returncode == 2:
         raise InputError(err.strip().removeprefix("error: "))
-    if proc.returncode != 0:
-        raise ProgramError(f"{binary} fr-scan exited {proc.returncode}: {cut(err.strip())}")
-    return dumps
+    if done.returncode != 0:
+        raise ProgramError(f"{binary} fr-scan exited {done.returncode}: {cut(err.strip())}")
+    d = json.loads(done.stdout)
+    records = _records(d)
+    dumps = [Dump(path=paths[x["input"]], rank=x["rank"], version=x["version"],
+                  records=x["records"], wrapped=x["wrapped"]) for x in d["dumps"]]
+    windows = {g["name"]: tuple(w) for g, w in zip(d["groups"], d["scenario_window"])}
+    kept = {dump.rank: [records[i] for i in rows] for dump, rows in zip(dumps, d["kept"])}
+    return Scan(dumps=dumps, doc=d, records=records, windows=windows, kept=kept)

@@ -3,7 +3,7 @@
 The text leads with the root cause: the earliest divergence (in time_created_ns, then seq).
 What follows from it (the ranks that then wait in other groups) is summarised with counts; the
 full listing of every group, divergence and record is under --verbose, and always in the JSON.
-Every string in it was cut to a bounded length when the dump was read (dump.bounded_text).
+Every string in it was cut to a bounded length when the dump was read (src/fr/dump.h).
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import collections
 
 from .agreement import AgreementReport, Divergence, ranks_text
-from .align import Alignment
 
 BRIEF_GROUPS = 16  # up to this many groups, each gets its line without --verbose
 BRIEF_LIST = 8  # knock-on divergences and deviating ranks listed without --verbose
@@ -91,15 +90,14 @@ def _summary(groups: list) -> str:
                                                  if counts[k])
 
 
-def text(dumps, alignment: Alignment, report: AgreementReport, frames: int = 8,
-         verbose: bool = False) -> str:
+def text(dumps, report: AgreementReport, frames: int = 8, verbose: bool = False) -> str:
     versions = sorted({d.version for d in dumps})
     backends = sorted({g.backend for g in report.groups}) or ["unknown"]
     out = [f"import-fr: {len(dumps)} dump(s) (ranks {ranks_text(d.rank for d in dumps)}), "
            f"Flight Recorder version {', '.join(versions)}, backend {', '.join(backends)}"]
     if verbose or len(dumps) <= BRIEF_LIST:
-        out += [f"  rank {d.rank}: {d.path} ({len(d.records)} records"
-                f"{', ring buffer wrapped' if d.rank in alignment.wrapped else ''})"
+        out += [f"  rank {d.rank}: {d.path} ({d.records} records"
+                f"{', ring buffer wrapped' if d.wrapped else ''})"
                 for d in dumps]
     ordered = report.ordered_divergences()
     if ordered:
@@ -168,11 +166,11 @@ def _divergence_json(d: Divergence) -> dict:
                         for r, recs in sorted(d.records.items())}}
 
 
-def document(dumps, alignment: Alignment, report: AgreementReport) -> dict:
+def document(dumps, report: AgreementReport) -> dict:
     ordered = report.ordered_divergences()
     return {
         "dumps": [{"rank": d.rank, "path": str(d.path), "version": d.version,
-                   "records": len(d.records), "wrapped": d.rank in alignment.wrapped}
+                   "records": d.records, "wrapped": d.wrapped}
                   for d in dumps],
         "missing_ranks": report.missing_ranks,
         "root_cause": _divergence_json(ordered[0]) if ordered else None,

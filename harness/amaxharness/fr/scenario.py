@@ -7,9 +7,9 @@ group's work on its own internal stream). Each collective gets its own buffer ra
 is invented between unrelated collectives.
 
 The scenario is windowed, so the simulated part stays small however big the job: per group,
-the last `window` collectives up to and including its first divergence (or up to its last
+the last `--window` collectives up to and including its first divergence (or up to its last
 collective when it has none), the same seqs on every member, so the k-th collectives the
-simulator pairs are the same ones.
+simulator pairs are the same ones. The program chooses them (src/fr/window.h).
 
 Two liberties, both so the simulator can hold a real job's dump:
 - Element counts are renumbered: every distinct size in the dumps maps to a small count
@@ -17,7 +17,7 @@ Two liberties, both so the simulator can hold a real job's dump:
   is all that collective agreement compares; the real shapes are kept in each op's origin.
 - Collectives the model has no kind for (all_to_all, reduce, gather, barrier, ...) become
   all_reduce ops named after the real operation. A dtype other than BFloat16 becomes f32. The
-  Python agreement check above sees the exact kinds and dtypes; the simulator sees the order,
+  agreement check (src/fr/agreement.h) sees the exact kinds and dtypes; the simulator sees the order,
   the participation and the sizes.
 """
 
@@ -26,8 +26,7 @@ from __future__ import annotations
 import re
 
 from .agreement import AgreementReport
-from .align import Alignment
-from .dump import Dump, Record
+from .dump import Record, Scan
 
 KINDS = {"all_reduce": "all_reduce", "allreduce": "all_reduce",
          "all_gather": "all_gather", "_allgather_base": "all_gather", "allgather": "all_gather",
@@ -63,29 +62,11 @@ def _origin(r: Record) -> str:
     return text
 
 
-def windows(alignment: Alignment, report: AgreementReport, window: int) -> dict:
-    """group -> (first, last) collective_seq_id kept: the `window` collectives up to the
-    group's first divergence (an order inversion counts for both its groups)."""
-    end = {name: g.hi for name, g in alignment.groups.items()}
-    for g in report.groups:
-        if g.first:
-            end[g.name] = g.first.seq
-    for inv in report.inversions:
-        end[inv.group] = min(end[inv.group], inv.seq)
-        end[inv.other[0]] = min(end[inv.other[0]], inv.other[1])
-    return {name: (max(g.lo, end[name] - window + 1), end[name])
-            for name, g in alignment.groups.items()}
-
-
-def build(dumps: list[Dump], alignment: Alignment, report: AgreementReport, kernels: str,
-          source: str, window: int = 8) -> dict:
-    """The scenario document (explicit form), windowed."""
-    keep = windows(alignment, report, window)
-    kept = {d.rank: [r for r in alignment.records[d.rank]
-                     if not r.is_p2p and keep[r.pg_name][0] <= r.collective_seq_id
-                     <= keep[r.pg_name][1]] for d in dumps}
+def build(scan: Scan, report: AgreementReport, kernels: str, source: str) -> dict:
+    """The scenario document (explicit form) of the window the program kept (scan.kept)."""
+    dumps, kept = scan.dumps, scan.kept
     size_of = _size_map(r for recs in kept.values() for r in recs)
-    groups = list(alignment.groups)
+    groups = [g.name for g in report.groups]
     index_of_rank = {d.rank: i for i, d in enumerate(dumps)}
     members: dict[str, list[int]] = {}
     for g in report.groups:
@@ -96,7 +77,7 @@ def build(dumps: list[Dump], alignment: Alignment, report: AgreementReport, kern
                for i, g in enumerate(groups)}
     comms = [{"name": comm_of[g], "members": members[g]} for g in groups]
     if kernels == "auto":
-        nccl = all(g.backends == ("nccl",) for g in alignment.groups.values())
+        nccl = all(g.backends == ("nccl",) for g in report.groups)
         kernels = "serialized" if nccl else "concurrent"
     ranks = []
     for d in dumps:
