@@ -184,6 +184,14 @@ std::vector<KnobEntry> make_table() {
                               "static registration: a module that did not register in an autocast is updated from the "
                               "reduced buffer like the others (update: TE 1.x's update of the whole buffer) or keeps its "
                               "history and scale (keep: a rank that skipped it lags its peers)"));
+  table.push_back(choice_knob("slots", &ProtocolKnobs::slots,
+                              "dynamic registration: a module finds its slot in an autocast's buffer by module (keyed: "
+                              "a module called twice has one slot, both calls' amaxes in it) or by the position its first "
+                              "registration of the run got (positional: early TE; every call appends a slot, so a repeated "
+                              "call shifts the modules after it)"));
+  table.push_back(rule_knob("repeat", &ProtocolKnobs::repeats, &knobs::parse_eval, "MODULE[:ITER]",
+                            "the module is called twice in a row in each forward of that iteration (a layer applied twice): "
+                            "two calls, two backwards, each quantizing its own inputs"));
   {
     KnobEntry recompute;
     recompute.doc = {"recompute", "", "switch",
@@ -193,6 +201,10 @@ std::vector<KnobEntry> make_table() {
     recompute.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{k.recompute ? "on" : "off"}; };
     table.push_back(std::move(recompute));
   }
+  table.push_back(choice_knob("recompute-amax", &ProtocolKnobs::recompute_amax,
+                              "delayed scaling with --recompute: the recomputed forward casts with the saved scales and "
+                              "registers nothing (skip: TE's checkpoint), or re-enters fp8_autocast per module, copying "
+                              "back, registering and reducing its amaxes again (register: the history rolls twice)"));
   {
     KnobEntry seed;
     seed.doc = {"input-seed", "", "0..2^64-1", "seeds the tensor values, hence every local amax (--seed is the scheduler's)"};

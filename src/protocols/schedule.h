@@ -58,6 +58,10 @@ inline bool module_registers_in(const ProtocolKnobs& k, Direction dir, RankId ra
   return dir == Direction::forward ? module_registers(k, rank, iter, module) : module_backprops(k, rank, iter, module);
 }
 
+/// Calls of `module` in one forward of `iter` (2 when a --repeat rule applies, else 1); a module
+/// that runs and trains registers each call, and autograd runs one backward per call.
+std::uint32_t module_calls(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
+
 /// Quantized tensors per module in a direction.
 inline std::uint32_t tensor_count(const ProtocolKnobs& k, Direction dir) {
   return dir == Direction::forward ? k.fwd_tensors : k.bwd_tensors;
@@ -65,10 +69,10 @@ inline std::uint32_t tensor_count(const ProtocolKnobs& k, Direction dir) {
 inline Fp8Format format_of(Direction dir) { return dir == Direction::forward ? Fp8Format::e4m3 : Fp8Format::e5m2; }
 
 /// The `elems` values of one quantized tensor: seeded (a splitmix64 stream keyed by seed, rank,
-/// autocast, module, direction and tensor; exact binary fractions of both signs with
-/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand; none when the input is
-/// empty (--empty).
+/// autocast, module, direction and tensor, and the call when it is not the first (--repeat);
+/// exact binary fractions of both signs with magnitudes in (2^-10, 32]), unless an --input rule
+/// sets them by hand (every call alike); none when the input is empty (--empty).
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
-                                 std::uint32_t module, Direction dir, std::uint32_t tensor);
+                                 std::uint32_t module, Direction dir, std::uint32_t tensor, std::uint32_t call = 0);
 
 }  // namespace amaxcheck
