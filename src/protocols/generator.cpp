@@ -236,14 +236,17 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
       } else {
         current_backward_module(rs, a, m);
       }
-      // wgrad: this module's weight gradients land in the bucket that goes out next.
+      // wgrad: this module's weight gradients land in the bucket that goes out next (an
+      // --eval-backward module's weights are frozen: dgrad only).
       std::uint32_t bucket = 0;
       while (bucket_position(bucket, rs.module_count) < p) ++bucket;
-      w.emit(rs.autograd,
-             gemm(fill_op(rs.compute, w.whole(rs.buckets[bucket]),
-                     std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
-                     0)),
-             "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
+      if (!module_eval_backward(knobs_, iter, m)) {
+        w.emit(rs.autograd,
+               gemm(fill_op(rs.compute, w.whole(rs.buckets[bucket]),
+                       std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
+                       0)),
+               "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
+      }
     }
     // The backward reduction goes out after the last module to run backward, or (first-module)
     // at the end of the forward's first module's backward, which a frozen module never reaches.

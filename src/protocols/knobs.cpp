@@ -170,6 +170,10 @@ std::vector<KnobEntry> make_table() {
   table.push_back(rule_knob("frozen", &ProtocolKnobs::frozen, &knobs::parse_eval, "MODULE[:ITER]",
                             "the module runs forward (and registers its forward amaxes) but has no backward on any rank: "
                             "frozen weights with no input gradient needed, or a backward that does not run in that iteration"));
+  table.push_back(rule_knob("eval-backward", &ProtocolKnobs::eval_backward, &knobs::parse_eval, "MODULE[:ITER]",
+                            "the module runs its forward in evaluation mode (no amax registration) but its backward "
+                            "runs and registers: the frozen base layers of an adapter (LoRA) fine-tune, which the "
+                            "gradient flows through"));
   table.push_back(choice_knob("reduce-at", &ProtocolKnobs::reduce_at,
                               "delayed scaling: where the forward amax reduction is launched (te-sync also waits there). "
                               "exit: at fp8_autocast exit (TE 1.x); next-entry: at the next autocast's entry; "

@@ -243,6 +243,10 @@ struct ProtocolKnobs {
   EmptyQuantize empty_quantize = EmptyQuantize::join;  ///< current scaling: see EmptyQuantize
   std::vector<EvalRule> evals;
   std::vector<EvalRule> frozen;  ///< `--frozen MODULE[:ITER]`: forward, no backward (see EvalRule)
+  /// `--eval-backward MODULE[:ITER]`: evaluation mode in forward (casts with its current scale,
+  /// registers nothing), but the backward runs and registers its amaxes (the frozen base layers of
+  /// an adapter / LoRA fine-tune, through which the gradient flows to the adapters).
+  std::vector<EvalRule> eval_backward;
   ReducePoint reduce_at = ReducePoint::exit;  ///< delayed scaling: see ReducePoint
   Registration registration = Registration::dynamic;  ///< delayed scaling: see Registration
   UnrunUpdate unrun = UnrunUpdate::update;             ///< static registration: see UnrunUpdate

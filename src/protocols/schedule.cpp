@@ -63,7 +63,14 @@ bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t
   for (const EvalRule& rule : knobs.evals) {
     if (rule.module == module && (!rule.iter || *rule.iter == iter)) return false;
   }
-  return true;
+  return !module_eval_backward(knobs, iter, module);
+}
+
+bool module_eval_backward(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& rule : knobs.eval_backward) {
+    if (rule.module == module && (!rule.iter || *rule.iter == iter)) return true;
+  }
+  return false;
 }
 
 bool module_frozen(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {

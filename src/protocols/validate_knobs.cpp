@@ -90,6 +90,10 @@ void validate_knobs(const ProtocolKnobs& k) {
     check_module(rule.module, k, "frozen", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "frozen", knobs::show(rule));
   }
+  for (const EvalRule& rule : k.eval_backward) {
+    check_module(rule.module, k, "eval-backward", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "eval-backward", knobs::show(rule));
+  }
   for (const EvalRule& rule : k.repeats) {
     check_module(rule.module, k, "repeat", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "repeat", knobs::show(rule));

@@ -22,7 +22,8 @@ std::vector<VariantDoc> variant_docs() {
        "_prepare_backward of fp8_meta[\"first_module\"] (from memory; not verified against a tagged release, and a 2022 "
        "fp8.py already reduces the forward buffer at fp8_autocast exit)",
        "replica_divergence / value_mismatch when the forward's first module is --frozen (its backward reduction never "
-       "goes out) or an --eval module runs ahead of the first registering one"},
+       "goes out), an --eval module runs ahead of the first registering one, or an --eval-backward module registers its "
+       "backward amaxes after the reduction went out (data_race under te-async)"},
       {"registration", "dynamic",
        "TransformerEngine's per-autocast global buffers (keyed by autocast id), filled by the modules that run in it",
        "collective_mismatch / unjoined_collective when a module runs on part of its amax group (--skip)"},
