@@ -19,7 +19,11 @@
 // slots of modules that did not register are copied back and updated once their reduction is
 // waited on (delayed_update_unrun). Static slots give an autocast in which no module registered
 // a buffer too; with first-module, no first module launches it, so it goes out at that autocast's
-// exit (forward) or at the end of its backward.
+// exit (forward) or at the end of its backward. A module called twice (--repeat) maxes both
+// calls' amaxes into its one slot (--slots keyed, delayed_local_amax) or takes a slot per call and
+// copies back from the position its first registration fixed (positional, copy_back_slot). With
+// --recompute-amax register the recomputed forward is an autocast of its own: prepare, register
+// into its own buffer, exit.
 #include <fmt/format.h>
 
 #include <algorithm>
