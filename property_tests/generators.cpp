@@ -85,6 +85,15 @@ void gen_frozen(ProtocolKnobs& k) {
   }
 }
 
+/// Modules called twice in one autocast (--repeat), delayed scaling with keyed slots (the
+/// default: positional slots are the unsafe twin, tests/protocols/slots_test.cpp).
+void gen_repeats(ProtocolKnobs& k) {
+  const auto count = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
+  for (int i = 0; i < count; ++i) {
+    k.repeats.push_back(EvalRule{*rc::gen::inRange<std::uint32_t>(0, k.modules), gen_optional_iter(k)});
+  }
+}
+
 /// Per-rank skips, widened to the skipper's whole amax group so the reductions still match.
 void gen_group_skips(ProtocolKnobs& k) {
   const auto count = *rc::gen::weightedElement<int>({{3, 0}, {2, 1}, {1, 2}});
@@ -228,6 +237,7 @@ ProtocolKnobs gen_safe(std::uint32_t max_world) {
   // module that runs before it still copies back unwaited: UnsafeDesign::evaluation_module_first.
   if (k.protocol != ProtocolName::te_async && !first_module) gen_evals(k);
   if (!first_module) gen_frozen(k);
+  if (k.protocol != ProtocolName::current_scaling) gen_repeats(k);
   gen_group_skips(k);
   gen_inputs(k);
   check_valid(k);

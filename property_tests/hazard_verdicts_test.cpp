@@ -27,9 +27,11 @@ RC_GTEST_PROP(HazardVerdicts, small_safe_configurations_are_clean_in_every_sched
   k.skips.clear();
   k.evals.clear();
   k.inputs.clear();
-  for (EvalRule& rule : k.frozen) {  // frozen modules stay, moved into the smaller shape
-    rule.module %= k.modules;
-    if (rule.iter) rule.iter = 0;
+  for (auto* rules : {&k.frozen, &k.repeats}) {  // frozen and repeated modules stay, moved into the smaller shape
+    for (EvalRule& rule : *rules) {
+      rule.module %= k.modules;
+      if (rule.iter) rule.iter = 0;
+    }
   }
   RC_TAG(to_string(k.protocol));
   check_safe_design_is_clean_exhaustively(k, 50);

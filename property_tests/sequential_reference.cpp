@@ -43,11 +43,21 @@ bool frozen(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
 
 float the_max(float a, float b) { return std::fmax(a, b); }  // NaN-ignoring, like fmaxf
 
+/// A module called twice (--repeat) quantizes two sets of inputs; its one amax is over both.
+std::uint32_t calls(const ProtocolKnobs& k, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& rule : k.repeats) {
+    if (rule.module == module && (!rule.iter || *rule.iter == iter)) return 2;
+  }
+  return 1;
+}
+
 float reduced_amax(const ProtocolKnobs& k, const std::vector<RankId>& peers, std::uint32_t autocast,
                    std::uint32_t module, Direction dir, std::uint32_t tensor) {
   float amax = 0.0f;
   for (RankId peer : peers) {
-    amax = the_max(amax, local_amax(tensor_values(k, peer, autocast, module, dir, tensor)));
+    for (std::uint32_t call = 0; call < calls(k, autocast / k.microbatches, module); ++call) {
+      amax = the_max(amax, local_amax(tensor_values(k, peer, autocast, module, dir, tensor, call)));
+    }
   }
   return amax;
 }

@@ -19,7 +19,11 @@
 // slots of modules that did not register are copied back and updated once their reduction is
 // waited on (delayed_update_unrun). Static slots give an autocast in which no module registered
 // a buffer too; with first-module, no first module launches it, so it goes out at that autocast's
-// exit (forward) or at the end of its backward.
+// exit (forward) or at the end of its backward. A module called twice (--repeat) maxes both
+// calls' amaxes into its one slot (--slots keyed, delayed_local_amax) or takes a slot per call and
+// copies back from the position its first registration fixed (positional, copy_back_slot). With
+// --recompute-amax register the recomputed forward is an autocast of its own: prepare, register
+// into its own buffer, exit.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -102,28 +106,62 @@ void ProgramGenerator::delayed_update_unrun(RankState& rs, ThreadId thread, Dire
   rs.unrun[index_of(dir)].clear();
 }
 
-void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
-                                              BufferId global, std::uint32_t slot) {
+std::uint32_t ProgramGenerator::copy_back_slot(RankState& rs, Direction dir, std::uint32_t module, std::uint32_t slot,
+                                               std::uint32_t slot_count, std::uint32_t a) {
+  if (!positional_slots()) return slot;
+  std::optional<std::uint32_t>& fixed = rs.fixed_slot[index_of(dir)][module];
+  if (!fixed) fixed = slot;
+  if (*fixed >= slot_count) {
+    throw InputError(fmt::format(
+        "--slots positional: on rank {}, module {}'s {} slot is {} (its first registration's), but autocast {}'s buffer "
+        "has {} slots: TransformerEngine's list index raises there, which this model does not represent",
+        rs.id, module, to_string(dir), *fixed, a, slot_count));
+  }
+  return *fixed;
+}
+
+void ProgramGenerator::delayed_local_amax(RankState& rs, ThreadId thread, Direction dir, std::uint32_t m, Range input,
+                                          Range slot, bool combine, const std::string& where) {
+  RankWriter& w = rs.writer;
+  const std::string name = fmt::format("local_amax_{}", dir_tag(dir));
+  if (!combine) {
+    w.emit(thread, local_amax_op(rs.compute, input, slot), name, where);
+    return;
+  }
+  // TE's amax kernels max into amax_history[0], which the slot views: slot = max(slot, amax).
+  const auto pair = rs.modules[m].amax_pair[index_of(dir)];
+  AMAX_CHECK(pair.has_value(), "a repeated module without its amax pair buffer");
+  w.emit(thread, copy_op(rs.compute, slot, Range{*pair, 0, 1}), name + "_keep", where + " (the earlier call's amax)");
+  w.emit(thread, local_amax_op(rs.compute, input, Range{*pair, 1, 1}), name, where);
+  w.emit(thread, local_amax_op(rs.compute, w.whole(*pair), slot), name + "_combine", where + " (max of both calls)");
+}
+
+void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, std::uint32_t m, std::uint32_t call,
+                                              bool first_registering, BufferId global, std::uint32_t slot) {
   const std::uint32_t iter = iter_of(knobs_, a);
   const bool registers = module_registers(knobs_, rs.id, iter, m);
   const DirBuffers& d = rs.modules[m].dir[0];
   RankWriter& w = rs.writer;
-  const std::string where = origin(a, m, registers ? "forward" : "forward (eval)");
-  delayed_prepare(rs, rs.main, Direction::forward, m, first_registering, where);
+  const std::string what = registers ? "forward" : "forward (eval)";
+  const std::string where = origin(a, m, call == 0 ? what : fmt::format("{}, call {}", what, call + 1));
+  // A later call casts with the scale the first one's update set (TE updates once per autocast).
+  if (call == 0) delayed_prepare(rs, rs.main, Direction::forward, m, first_registering, where);
   const bool empty = input_empty(knobs_, rs.id, iter, m);
+  const bool combine = call > 0 && !positional_slots();  // keyed: the first call's slot again
   for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) {
+    const Range amax_slot{global, slot * knobs_.fwd_tensors + t, 1};
     if (empty) {  // no elements: the amax slot gets 0, nothing is cast
-      if (registers) {
-        w.emit(rs.main, fill_op(rs.compute, Range{global, slot * knobs_.fwd_tensors + t, 1}, {0.0f}), "empty_amax_fwd",
+      if (registers && !combine) {
+        w.emit(rs.main, fill_op(rs.compute, amax_slot, {0.0f}), "empty_amax_fwd",
                fmt::format("{} (tensor {}, no elements -> global buffer slot {})", where, t, slot));
       }
       continue;
     }
-    write_inputs(rs, rs.main, a, m, Direction::forward, where, t);
+    write_inputs(rs, rs.main, a, m, Direction::forward, where, t, call);
     const Range input{d.input, t * knobs_.elems, knobs_.elems};
     if (registers) {
-      w.emit(rs.main, local_amax_op(rs.compute, input, Range{global, slot * knobs_.fwd_tensors + t, 1}),
-             "local_amax_fwd", fmt::format("{} (tensor {} -> global buffer slot {})", where, t, slot));
+      delayed_local_amax(rs, rs.main, Direction::forward, m, input, amax_slot, combine,
+                         fmt::format("{} (tensor {} -> global buffer slot {})", where, t, slot));
     }
     w.emit(rs.main, cast_op(rs.compute, input, Range{d.scale, t, 1}, Range{d.fp8, t * knobs_.elems, knobs_.elems},
                             Fp8Format::e4m3),
@@ -131,16 +169,20 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
   }
   w.emit(rs.main, gemm(fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
          "gemm_fwd", where + " GEMM");
-  if (registers) rs.pending[0][m] = Pending{global, slot, a};
+  if (registers && call == 0) {
+    const std::uint32_t slot_count = w.whole(global).count / knobs_.fwd_tensors;
+    rs.pending[0][m] = Pending{global, copy_back_slot(rs, Direction::forward, m, slot, slot_count, a), a};
+  }
 }
 
-void ProgramGenerator::delayed_autocast_exit(RankState& rs, std::uint32_t a, std::optional<BufferId> global) {
+void ProgramGenerator::delayed_autocast_exit(RankState& rs, ThreadId thread, std::uint32_t a, std::optional<BufferId> global,
+                                             const std::string& where) {
   if (!global || !rs.amax_comm) return;
   // Static slots give every autocast a buffer, also one in which no module registered, so no
   // first module launched the previous one: it goes out here, ahead of this one.
-  delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast exit (no first module ran)"));
+  delayed_deferred_reduction(rs, thread, where + " (no first module ran)");
   rs.unreduced_fwd = Pending{*global, 0, a};
-  if (knobs_.reduce_at == ReducePoint::exit) delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast exit"));
+  if (knobs_.reduce_at == ReducePoint::exit) delayed_deferred_reduction(rs, thread, where);
 }
 
 void ProgramGenerator::delayed_deferred_reduction(RankState& rs, ThreadId thread, const std::string& where) {
@@ -154,39 +196,73 @@ void ProgramGenerator::delayed_deferred_reduction(RankState& rs, ThreadId thread
   if (sync) delayed_update_unrun(rs, thread, Direction::forward, reduces);
 }
 
-void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, std::uint32_t m, bool first_registering,
-                                               BufferId global, std::uint32_t slot) {
+void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, std::uint32_t m, std::uint32_t call,
+                                               bool first_registering, BufferId global, std::uint32_t slot) {
   const DirBuffers& fwd = rs.modules[m].dir[0];
   const DirBuffers& bwd = rs.modules[m].dir[1];
   RankWriter& w = rs.writer;
-  const std::string where = origin(a, m, "backward");
+  const std::uint32_t calls = module_calls(knobs_, iter_of(knobs_, a), m);
+  const bool first_call = call + 1 == calls;  // autograd runs the last call's backward first
+  const std::string where = origin(a, m, calls == 1 ? std::string("backward") : fmt::format("backward, call {}", call + 1));
   const bool empty = input_empty(knobs_, rs.id, iter_of(knobs_, a), m);
-  delayed_prepare(rs, rs.autograd, Direction::backward, m, first_registering, where);
+  if (first_call) delayed_prepare(rs, rs.autograd, Direction::backward, m, first_registering, where);
   if (knobs_.recompute) {
-    // Recomputation outside the autocast: the forward casts run again with the saved forward
-    // scales and register no amax.
-    const std::string again = origin(a, m, "recompute forward");
-    for (std::uint32_t t = 0; t < knobs_.fwd_tensors && !empty; ++t) {
-      write_inputs(rs, rs.autograd, a, m, Direction::forward, again, t);
+    // Recomputation outside the autocast: the forward casts run again, with the saved forward
+    // scales and no amax registration (--recompute-amax skip), or (register) in an fp8_autocast
+    // of their own: its entry, the module's prepare step (copy-back and update from the
+    // forward's registration), a registration in its own buffer and that autocast's exit.
+    const std::string again = origin(a, m, calls == 1 ? std::string("recompute forward")
+                                                      : fmt::format("recompute forward, call {}", call + 1));
+    const bool registers_again = knobs_.recompute_amax == RecomputeAmax::register_again;
+    std::optional<BufferId> again_buffer;
+    if (registers_again) {
+      if (knobs_.reduce_at == ReducePoint::next_entry) {
+        delayed_deferred_reduction(rs, rs.autograd, again + " fp8_autocast entry");
+      }
+      delayed_prepare(rs, rs.autograd, Direction::forward, m, true, again);
+      again_buffer = w.buffer(calls == 1 ? fmt::format("amax_fwd.a{}.recompute_m{}", a, m)
+                                         : fmt::format("amax_fwd.a{}.recompute_m{}_call{}", a, m, call + 1),
+                              knobs_.fwd_tensors);
+    }
+    for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) {
+      const std::string tensor = fmt::format("{} (tensor {})", again, t);
+      if (empty) {
+        if (registers_again) w.emit(rs.autograd, fill_op(rs.compute, Range{*again_buffer, t, 1}, {0.0f}), "empty_amax_fwd", tensor);
+        continue;
+      }
+      write_inputs(rs, rs.autograd, a, m, Direction::forward, again, t, call);
+      const Range input{fwd.input, t * knobs_.elems, knobs_.elems};
+      if (registers_again) {
+        delayed_local_amax(rs, rs.autograd, Direction::forward, m, input, Range{*again_buffer, t, 1}, false,
+                           fmt::format("{} -> recompute buffer slot 0", tensor));
+      }
       w.emit(rs.autograd,
-             cast_op(rs.compute, Range{fwd.input, t * knobs_.elems, knobs_.elems}, Range{fwd.scale, t, 1},
-                     Range{fwd.fp8, t * knobs_.elems, knobs_.elems}, Fp8Format::e4m3),
-             "cast_fwd", fmt::format("{} (tensor {})", again, t));
+             cast_op(rs.compute, input, Range{fwd.scale, t, 1}, Range{fwd.fp8, t * knobs_.elems, knobs_.elems},
+                     Fp8Format::e4m3),
+             "cast_fwd", tensor);
     }
     w.emit(rs.autograd,
            gemm(fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
            "gemm_fwd", again + " GEMM");
+    if (registers_again) {
+      rs.pending[0][m] = Pending{*again_buffer, 0, a};
+      delayed_autocast_exit(rs, rs.autograd, a, again_buffer, again + " fp8_autocast exit");
+    }
   }
+  const bool combine = !first_call && !positional_slots();  // keyed: the first backward's slot again
   for (std::uint32_t t = 0; t < knobs_.bwd_tensors; ++t) {
+    const Range amax_slot{global, slot * knobs_.bwd_tensors + t, 1};
     if (empty) {
-      w.emit(rs.autograd, fill_op(rs.compute, Range{global, slot * knobs_.bwd_tensors + t, 1}, {0.0f}), "empty_amax_bwd",
-             fmt::format("{} (tensor {}, no elements -> global buffer slot {})", where, t, slot));
+      if (!combine) {
+        w.emit(rs.autograd, fill_op(rs.compute, amax_slot, {0.0f}), "empty_amax_bwd",
+               fmt::format("{} (tensor {}, no elements -> global buffer slot {})", where, t, slot));
+      }
       continue;
     }
-    write_inputs(rs, rs.autograd, a, m, Direction::backward, where, t);
+    write_inputs(rs, rs.autograd, a, m, Direction::backward, where, t, call);
     const Range input{bwd.input, t * knobs_.elems, knobs_.elems};
-    w.emit(rs.autograd, local_amax_op(rs.compute, input, Range{global, slot * knobs_.bwd_tensors + t, 1}),
-           "local_amax_bwd", fmt::format("{} (tensor {} -> global buffer slot {})", where, t, slot));
+    delayed_local_amax(rs, rs.autograd, Direction::backward, m, input, amax_slot, combine,
+                       fmt::format("{} (tensor {} -> global buffer slot {})", where, t, slot));
     w.emit(rs.autograd,
            cast_op(rs.compute, input, Range{bwd.scale, t, 1}, Range{bwd.fp8, t * knobs_.elems, knobs_.elems},
                    Fp8Format::e5m2),
@@ -194,7 +270,10 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
   }
   w.emit(rs.autograd, gemm(fill_op(rs.compute, w.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f))),
          "gemm_dgrad", where + " dgrad GEMM");
-  rs.pending[1][m] = Pending{global, slot, a};
+  if (first_call) {
+    const std::uint32_t slot_count = w.whole(global).count / knobs_.bwd_tensors;
+    rs.pending[1][m] = Pending{global, copy_back_slot(rs, Direction::backward, m, slot, slot_count, a), a};
+  }
 }
 
 void ProgramGenerator::delayed_backward_reduction(RankState& rs, std::uint32_t a, std::optional<BufferId> global) {

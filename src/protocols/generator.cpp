@@ -103,6 +103,13 @@ void ProgramGenerator::setup_rank(RankState& rs) {
       d.scale = w.buffer(prefix + "scale", tensors, std::vector<float>(tensors, 1.0f));
       d.scale_inv = w.buffer(prefix + "scale_inv", tensors, std::vector<float>(tensors, 1.0f));
     }
+    const bool repeated = std::any_of(knobs_.repeats.begin(), knobs_.repeats.end(),
+                                      [m](const EvalRule& rule) { return rule.module == m; });
+    if (repeated && delayed() && !positional_slots()) {
+      for (Direction dir : {Direction::forward, Direction::backward}) {
+        mb.amax_pair[dir == Direction::forward ? 0 : 1] = w.buffer(fmt::format("m{}.{}.amax_pair", m, dir_tag(dir)), 2);
+      }
+    }
     mb.activation = w.buffer(fmt::format("m{}.activation", m), knobs_.elems);
     mb.dgrad = w.buffer(fmt::format("m{}.dgrad", m), knobs_.elems);
     rs.modules.push_back(mb);
@@ -115,6 +122,7 @@ void ProgramGenerator::setup_rank(RankState& rs) {
   }
   rs.params = w.buffer("params", knobs_.buckets * (scatter ? knobs_.grad_elems : bucket_elems));
   for (auto& pending : rs.pending) pending.assign(rs.module_count, std::nullopt);
+  for (auto& fixed : rs.fixed_slot) fixed.assign(rs.module_count, std::nullopt);
   if (rs.pp_comm) {
     rs.act_in = w.buffer("pp.activation_in", knobs_.elems);
     rs.grad_in = w.buffer("pp.grad_in", knobs_.elems);
@@ -122,10 +130,10 @@ void ProgramGenerator::setup_rank(RankState& rs) {
 }
 
 void ProgramGenerator::write_inputs(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module,
-                                    Direction dir, const std::string& where, std::uint32_t tensor) {
+                                    Direction dir, const std::string& where, std::uint32_t tensor, std::uint32_t call) {
   const DirBuffers& d = rs.modules[module].dir[dir == Direction::forward ? 0 : 1];
   const Range range{d.input, tensor * knobs_.elems, knobs_.elems};
-  rs.writer.emit(thread, fill_op(rs.compute, range, tensor_values(knobs_, rs.id, autocast, module, dir, tensor)),
+  rs.writer.emit(thread, fill_op(rs.compute, range, tensor_values(knobs_, rs.id, autocast, module, dir, tensor, call)),
                  fmt::format("fill_input_{}", dir_tag(dir)), fmt::format("{} (tensor {})", where, tensor));
 }
 
@@ -160,17 +168,22 @@ void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
       delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast entry"));
     }
     std::optional<BufferId> global;
-    const auto slots = static_slots() ? rs.module_count : static_cast<std::uint32_t>(registered.size());
+    std::uint32_t slots = static_slots() ? rs.module_count : 0;
+    for (std::uint32_t m : registered) slots += static_slots() ? 0 : slots_per_registration(iter, m);
     if (slots > 0) global = w.buffer(fmt::format("amax_fwd.a{}", a), slots * knobs_.fwd_tensors);
     std::uint32_t slot = 0;
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (!module_runs(knobs_, rs.id, iter, m)) continue;
       const bool registers = module_registers(knobs_, rs.id, iter, m);
-      delayed_forward_module(rs, a, m, registers && m == registered.front(), global.value_or(0), static_slots() ? m : slot);
-      if (registers) ++slot;
+      for (std::uint32_t call = 0; call < module_calls(knobs_, iter, m); ++call) {
+        // Positional: each call takes the next slot; keyed: the module's one slot.
+        const std::uint32_t at = static_slots() ? m : slot + (positional_slots() ? call : 0);
+        delayed_forward_module(rs, a, m, call, registers && m == registered.front(), global.value_or(0), at);
+      }
+      if (registers) slot += slots_per_registration(iter, m);
     }
     delayed_queue_unrun(rs, Direction::forward, a, global, registered);
-    delayed_autocast_exit(rs, a, global);
+    delayed_autocast_exit(rs, rs.main, a, global, origin(a, std::nullopt, "fp8_autocast exit"));
   } else {
     for (std::uint32_t m = 0; m < rs.module_count; ++m) {
       if (module_runs(knobs_, rs.id, iter, m)) current_forward_module(rs, rs.main, a, m, "forward");
@@ -200,7 +213,8 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
     if (module_registers(knobs_, rs.id, iter, m)) forward_first = m;
   }
   std::optional<BufferId> global;
-  const auto slots = static_slots() ? rs.module_count : static_cast<std::uint32_t>(registered.size());
+  std::uint32_t slots = static_slots() ? rs.module_count : 0;
+  for (std::uint32_t m : registered) slots += static_slots() ? 0 : slots_per_registration(iter, m);
   if (delayed() && slots > 0) global = w.buffer(fmt::format("amax_bwd.a{}", a), slots * knobs_.bwd_tensors);
   // Where the backward amax reduction goes relative to the buckets launched at the same point:
   // TE issues it inside the module's backward, before DDP's hook; with a rank-dependent order
@@ -212,19 +226,27 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
     const bool registers = module_backprops(knobs_, rs.id, iter, m);
     if (registers) {
       if (delayed()) {
-        delayed_backward_module(rs, a, m, m == registered.front(), global.value_or(0), static_slots() ? m : slot);
-        ++slot;
+        // A repeated module's calls backward last call first; positional: each takes the next slot.
+        const std::uint32_t calls = module_calls(knobs_, iter, m);
+        for (std::uint32_t c = 0; c < calls; ++c) {
+          const std::uint32_t at = static_slots() ? m : slot + (positional_slots() ? c : 0);
+          delayed_backward_module(rs, a, m, calls - 1 - c, m == registered.front(), global.value_or(0), at);
+        }
+        slot += slots_per_registration(iter, m);
       } else {
         current_backward_module(rs, a, m);
       }
-      // wgrad: this module's weight gradients land in the bucket that goes out next.
+      // wgrad: this module's weight gradients land in the bucket that goes out next (an
+      // --eval-backward module's weights are frozen: dgrad only).
       std::uint32_t bucket = 0;
       while (bucket_position(bucket, rs.module_count) < p) ++bucket;
-      w.emit(rs.autograd,
-             gemm(fill_op(rs.compute, w.whole(rs.buckets[bucket]),
-                     std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
-                     0)),
-             "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
+      if (!module_eval_backward(knobs_, iter, m)) {
+        w.emit(rs.autograd,
+               gemm(fill_op(rs.compute, w.whole(rs.buckets[bucket]),
+                       std::vector<float>(rs.grad_members * knobs_.grad_elems, static_cast<float>(1 + (rs.id + a + m) % 4)),
+                       0)),
+               "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
+      }
     }
     // The backward reduction goes out after the last module to run backward, or (first-module)
     // at the end of the forward's first module's backward, which a frozen module never reaches.

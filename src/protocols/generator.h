@@ -19,6 +19,7 @@
 #include "protocols/layout.h"
 #include "protocols/program_writer.h"
 #include "protocols/protocol.h"
+#include "protocols/schedule.h"
 
 namespace amaxcheck {
 
@@ -38,6 +39,8 @@ class ProgramGenerator {
   };
   struct ModuleBuffers {
     DirBuffers dir[2];  // [forward, backward]
+    /// --repeat with keyed slots: [slot value, this call's amax], maxed back into the one slot.
+    std::optional<BufferId> amax_pair[2];
     BufferId activation = 0;
     BufferId dgrad = 0;
   };
@@ -72,6 +75,9 @@ class ProgramGenerator {
     /// --registration static --unrun update: the slots of modules that did not register, to be
     /// copied back and updated once their reduction is waited on, per direction.
     std::vector<std::pair<std::uint32_t, Pending>> unrun[2];
+    /// --slots positional: the slot each module's first registration of the run got, per
+    /// direction: where it copies back from ever after.
+    std::vector<std::optional<std::uint32_t>> fixed_slot[2];
     bool backward_reduced = false;  ///< te-sync: this backward's reduction went out and was waited on
     explicit RankState(Rank& rank) : writer(rank) {}
   };
@@ -90,7 +96,7 @@ class ProgramGenerator {
   void write_buckets(RankState& rs, std::uint32_t autocast, std::uint32_t position);
   /// Fills a module's input tensors for `dir` (seeded values) on `thread`.
   void write_inputs(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module, Direction dir,
-                    const std::string& origin, std::uint32_t tensor);
+                    const std::string& origin, std::uint32_t tensor, std::uint32_t call = 0);
   /// A reduction over `comm` as ProcessGroupNCCL issues it: record on compute, the nccl side
   /// stream waits, the collective, a completion event; `sync` adds work.wait() on compute.
   void write_amax_all_reduce(RankState& rs, ThreadId thread, Range range, const std::string& tag,
@@ -110,13 +116,28 @@ class ProgramGenerator {
                  const std::string& what);
 
   // delayed_scaling.cpp
-  void delayed_forward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
-                              BufferId global, std::uint32_t slot);
-  void delayed_autocast_exit(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
+  /// One call of a module's forward (`call` > 0: --repeat; it writes its amaxes to `slot` and
+  /// takes no copy-back, the first call did).
+  void delayed_forward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, std::uint32_t call,
+                              bool first_registering, BufferId global, std::uint32_t slot);
+  /// fp8_autocast exit on `thread` (main, or autograd for a recompute that registers again).
+  void delayed_autocast_exit(RankState& rs, ThreadId thread, std::uint32_t autocast, std::optional<BufferId> global,
+                             const std::string& where);
   /// Launches the forward reduction --reduce-at deferred (rs.unreduced_fwd), if any, on `thread`.
   void delayed_deferred_reduction(RankState& rs, ThreadId thread, const std::string& where);
-  void delayed_backward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, bool first_registering,
-                               BufferId global, std::uint32_t slot);
+  /// One call's backward (autograd runs a repeated module's calls last first; the first of
+  /// them copies back).
+  void delayed_backward_module(RankState& rs, std::uint32_t autocast, std::uint32_t module, std::uint32_t call,
+                               bool first_registering, BufferId global, std::uint32_t slot);
+  /// One local amax of `dir` into `slot` (a buffer element); a keyed slot that a previous call
+  /// of the module already wrote keeps the max of both (`combine`).
+  void delayed_local_amax(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, Range input, Range slot,
+                          bool combine, const std::string& origin);
+  /// Where a registration in `slot` of a buffer of `slot_count` slots is copied back from: the
+  /// slot itself (keyed), or the module's fixed first position (positional; past the buffer's
+  /// end it is an InputError, as TE's list index raises).
+  std::uint32_t copy_back_slot(RankState& rs, Direction dir, std::uint32_t module, std::uint32_t slot,
+                               std::uint32_t slot_count, std::uint32_t autocast);
   void delayed_backward_reduction(RankState& rs, std::uint32_t autocast, std::optional<BufferId> global);
   /// Copies a pending registration back into history row 0 and runs the scale update.
   void delayed_consume(RankState& rs, ThreadId thread, Direction dir, std::uint32_t module, const std::string& origin);
@@ -127,6 +148,11 @@ class ProgramGenerator {
   void delayed_epilogue(RankState& rs);
   /// Static registration: whether modules own fixed slots, and the global buffer's slot count.
   bool static_slots() const { return delayed() && knobs_.registration == Registration::static_slots; }
+  bool positional_slots() const { return delayed() && knobs_.slots == SlotKey::positional; }
+  /// Slots a module's registration takes in one buffer: one per call when positional.
+  std::uint32_t slots_per_registration(std::uint32_t iter, std::uint32_t module) const {
+    return positional_slots() ? module_calls(knobs_, iter, module) : 1;
+  }
   /// --unrun update: queues the slots of `dir`'s modules that did not register in `autocast`.
   void delayed_queue_unrun(RankState& rs, Direction dir, std::uint32_t autocast, std::optional<BufferId> global,
                            const std::vector<std::uint32_t>& registered);

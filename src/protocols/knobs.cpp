@@ -170,6 +170,10 @@ std::vector<KnobEntry> make_table() {
   table.push_back(rule_knob("frozen", &ProtocolKnobs::frozen, &knobs::parse_eval, "MODULE[:ITER]",
                             "the module runs forward (and registers its forward amaxes) but has no backward on any rank: "
                             "frozen weights with no input gradient needed, or a backward that does not run in that iteration"));
+  table.push_back(rule_knob("eval-backward", &ProtocolKnobs::eval_backward, &knobs::parse_eval, "MODULE[:ITER]",
+                            "the module runs its forward in evaluation mode (no amax registration) but its backward "
+                            "runs and registers: the frozen base layers of an adapter (LoRA) fine-tune, which the "
+                            "gradient flows through"));
   table.push_back(choice_knob("reduce-at", &ProtocolKnobs::reduce_at,
                               "delayed scaling: where the forward amax reduction is launched (te-sync also waits there). "
                               "exit: at fp8_autocast exit (TE 1.x); next-entry: at the next autocast's entry; "
@@ -184,6 +188,14 @@ std::vector<KnobEntry> make_table() {
                               "static registration: a module that did not register in an autocast is updated from the "
                               "reduced buffer like the others (update: TE 1.x's update of the whole buffer) or keeps its "
                               "history and scale (keep: a rank that skipped it lags its peers)"));
+  table.push_back(choice_knob("slots", &ProtocolKnobs::slots,
+                              "dynamic registration: a module finds its slot in an autocast's buffer by module (keyed: "
+                              "a module called twice has one slot, both calls' amaxes in it) or by the position its first "
+                              "registration of the run got (positional: early TE; every call appends a slot, so a repeated "
+                              "call shifts the modules after it)"));
+  table.push_back(rule_knob("repeat", &ProtocolKnobs::repeats, &knobs::parse_eval, "MODULE[:ITER]",
+                            "the module is called twice in a row in each forward of that iteration (a layer applied twice): "
+                            "two calls, two backwards, each quantizing its own inputs"));
   {
     KnobEntry recompute;
     recompute.doc = {"recompute", "", "switch",
@@ -193,6 +205,10 @@ std::vector<KnobEntry> make_table() {
     recompute.show = [](const ProtocolKnobs& k) { return std::vector<std::string>{k.recompute ? "on" : "off"}; };
     table.push_back(std::move(recompute));
   }
+  table.push_back(choice_knob("recompute-amax", &ProtocolKnobs::recompute_amax,
+                              "delayed scaling with --recompute: the recomputed forward casts with the saved scales and "
+                              "registers nothing (skip: TE's checkpoint), or re-enters fp8_autocast per module, copying "
+                              "back, registering and reducing its amaxes again (register: the history rolls twice)"));
   {
     KnobEntry seed;
     seed.doc = {"input-seed", "", "0..2^64-1", "seeds the tensor values, hence every local amax (--seed is the scheduler's)"};

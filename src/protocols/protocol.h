@@ -69,6 +69,22 @@ enum class Registration : std::uint8_t { dynamic, static_slots };
 /// waited on, like every slot of it (`update`: TE's multi-tensor update of the whole buffer), or
 /// keeps its history and scale (`keep`), so a rank that skipped it lags its peers that ran it.
 enum class UnrunUpdate : std::uint8_t { update, keep };
+/// Delayed scaling, dynamic registration: how a module finds its slot in an autocast's global
+/// buffer when it copies back. `keyed`: by module, so a module called twice in one autocast
+/// (--repeat) has one slot, into which both calls' amaxes go (TE's amax kernels max into
+/// amax_history[0], which the buffer entry views). `positional`: every call appends a slot, and
+/// the module reads back the position its first registration of the run got (early TE's
+/// fp8_meta["global_fp8_buffer_pos_fwd"], set once), so once some autocast registers a different
+/// sequence of calls, the modules after the change read their neighbours' slots.
+enum class SlotKey : std::uint8_t { keyed, positional };
+/// Delayed scaling, --recompute: what the recomputed forward does with amaxes. `skip`: it casts
+/// with the forward's saved scales and registers nothing (TE's checkpoint, which swaps in the
+/// saved FP8 metadata for the recompute). `register_again`: each module's recompute re-enters
+/// fp8_autocast as a forward of its own (a checkpoint around each module): its prepare step copies
+/// back and updates from the forward's registration, it registers its amaxes again in a buffer of
+/// its own, reduced at that autocast's exit, which the module's next forward copies back, so the
+/// forward history rolls twice per autocast.
+enum class RecomputeAmax : std::uint8_t { skip, register_again };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -121,6 +137,16 @@ template <>
 struct EnumNames<UnrunUpdate> {
   static constexpr std::array table{EnumName<UnrunUpdate>{UnrunUpdate::update, "update"},
                                     EnumName<UnrunUpdate>{UnrunUpdate::keep, "keep"}};
+};
+template <>
+struct EnumNames<SlotKey> {
+  static constexpr std::array table{EnumName<SlotKey>{SlotKey::keyed, "keyed"},
+                                    EnumName<SlotKey>{SlotKey::positional, "positional"}};
+};
+template <>
+struct EnumNames<RecomputeAmax> {
+  static constexpr std::array table{EnumName<RecomputeAmax>{RecomputeAmax::skip, "skip"},
+                                    EnumName<RecomputeAmax>{RecomputeAmax::register_again, "register"}};
 };
 template <>
 struct EnumNames<GradOp> {
@@ -217,10 +243,20 @@ struct ProtocolKnobs {
   EmptyQuantize empty_quantize = EmptyQuantize::join;  ///< current scaling: see EmptyQuantize
   std::vector<EvalRule> evals;
   std::vector<EvalRule> frozen;  ///< `--frozen MODULE[:ITER]`: forward, no backward (see EvalRule)
+  /// `--eval-backward MODULE[:ITER]`: evaluation mode in forward (casts with its current scale,
+  /// registers nothing), but the backward runs and registers its amaxes (the frozen base layers of
+  /// an adapter / LoRA fine-tune, through which the gradient flows to the adapters).
+  std::vector<EvalRule> eval_backward;
   ReducePoint reduce_at = ReducePoint::exit;  ///< delayed scaling: see ReducePoint
   Registration registration = Registration::dynamic;  ///< delayed scaling: see Registration
   UnrunUpdate unrun = UnrunUpdate::update;             ///< static registration: see UnrunUpdate
+  SlotKey slots = SlotKey::keyed;                      ///< dynamic registration: see SlotKey
+  /// `--repeat MODULE[:ITER]`: the module is called twice in a row in every forward of that
+  /// iteration on every rank (a layer applied twice, shared weights), so autograd runs its
+  /// backward twice too; each call quantizes its own inputs.
+  std::vector<EvalRule> repeats;
   bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
+  RecomputeAmax recompute_amax = RecomputeAmax::skip;  ///< delayed scaling, --recompute: see RecomputeAmax
   std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes
   std::vector<InputRule> inputs;
   std::uint32_t elems = 4;        ///< elements per quantized tensor

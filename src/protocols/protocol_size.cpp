@@ -1,14 +1,25 @@
 #include "protocols/protocol_size.h"
 
+#include <algorithm>
+
 #include "protocols/reference_model.h"
 #include "protocols/schedule.h"
 
 namespace amaxcheck {
+namespace {
+
+/// Module calls per autocast, at most: every module once, a --repeat'ed one twice.
+std::uint64_t module_call_bound(const ProtocolKnobs& k) {
+  const std::uint64_t modules = max_stage_modules(k);
+  return modules + std::min<std::uint64_t>(k.repeats.size(), modules);
+}
+
+}  // namespace
 
 std::uint64_t estimated_ops(const ProtocolKnobs& k) {
   const std::uint64_t world = std::uint64_t{k.dp} * k.tp * k.pp * k.cp;
   const std::uint64_t per_module = 16ull * (k.fwd_tensors + k.bwd_tensors) * (k.recompute ? 2 : 1) + 8;
-  return world * k.iters * k.microbatches * (max_stage_modules(k) * per_module + 8ull * k.buckets + 16);
+  return world * k.iters * k.microbatches * (module_call_bound(k) * per_module + 8ull * k.buckets + 16);
 }
 
 ScenarioSize protocol_size(const ProtocolKnobs& k) {
@@ -22,16 +33,21 @@ ScenarioSize protocol_size(const ProtocolKnobs& k) {
   size.actors = world * 5;  // main and autograd threads; compute, grad and amax streams
   size.ops = estimated_ops(k);
   size.ranges = 2 * size.ops;
-  size.collectives = world * autocasts * (2 + k.buckets);
+  // --recompute-amax register: one more forward reduction per module call and autocast.
+  const std::uint64_t recompute_reductions =
+      k.recompute && k.recompute_amax == RecomputeAmax::register_again ? module_call_bound(k) : 0;
+  size.collectives = world * autocasts * (2 + k.buckets + recompute_reductions);
   // Per module and direction: input and fp8 (tensors x elems), the history, scale and scale_inv;
   // per module the activation and dgrad; the gradient buckets and params; the global amax buffers.
   const std::uint64_t modules = max_stage_modules(k);  // the largest stage, on every rank: an upper bound
+  const std::uint64_t calls = module_call_bound(k);  // slots per buffer, at most; and the amax pairs
   const std::uint64_t per_rank = modules * (tensors * (2ull * k.elems + history + 2) + 2ull * k.elems) +
-                                 2ull * k.buckets * grad_members * k.grad_elems + autocasts * modules * tensors;
+                                 2ull * k.buckets * grad_members * k.grad_elems + autocasts * calls * tensors +
+                                 4ull * (calls - modules) + autocasts * recompute_reductions * k.fwd_tensors;
   size.buffer_elements = world * per_rank;
   // A fill per quantized tensor and autocast (twice for recomputed forward inputs), and one per
   // gradient bucket and iteration.
-  const std::uint64_t fills = autocasts * modules * tensors * (k.recompute ? 2 : 1);
+  const std::uint64_t fills = autocasts * calls * tensors * (k.recompute ? 2 : 1);
   size.op_values = world * (fills * k.elems + std::uint64_t{k.iters} * k.buckets * grad_members * k.grad_elems);
   // Each filled tensor is written again by its cast, its copies and its gradients.
   size.written_elements = 3 * size.op_values;

@@ -21,12 +21,16 @@ std::uint32_t modules_of(const ProtocolKnobs& knobs, const Layout& layout, RankI
 }
 
 /// The reduced amax of one tensor: max of the local amaxes of `peers` (the ranks sharing it
-/// that quantize it in this autocast).
+/// that quantize it in this autocast), over every call of the module (--repeat: one amax per
+/// module and autocast, however often it is called).
 float reduced_amax(const ProtocolKnobs& knobs, const std::vector<RankId>& peers, std::uint32_t autocast,
                    std::uint32_t module, Direction dir, std::uint32_t tensor) {
   float amax = 0.0f;
+  const std::uint32_t calls = module_calls(knobs, iter_of(knobs, autocast), module);
   for (RankId peer : peers) {
-    amax = std::fmax(amax, abs_max(tensor_values(knobs, peer, autocast, module, dir, tensor)));
+    for (std::uint32_t call = 0; call < calls; ++call) {
+      amax = std::fmax(amax, abs_max(tensor_values(knobs, peer, autocast, module, dir, tensor, call)));
+    }
   }
   return amax;
 }
@@ -96,7 +100,9 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         for (RankId r : group) {
           std::uint32_t count = 0;
           for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
-            count += (static_slots || module_registers_in(knobs, dir, r, iter, m)) ? 1 : 0;
+            // Positional slots: one per call (--repeat); keyed and static: one per module.
+            const std::uint32_t per_call = knobs.slots == SlotKey::positional ? module_calls(knobs, iter, m) : 1;
+            count += module_registers_in(knobs, dir, r, iter, m) ? per_call : (static_slots ? 1 : 0);
           }
           counts.push_back(count);
         }

@@ -63,7 +63,14 @@ bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t
   for (const EvalRule& rule : knobs.evals) {
     if (rule.module == module && (!rule.iter || *rule.iter == iter)) return false;
   }
-  return true;
+  return !module_eval_backward(knobs, iter, module);
+}
+
+bool module_eval_backward(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& rule : knobs.eval_backward) {
+    if (rule.module == module && (!rule.iter || *rule.iter == iter)) return true;
+  }
+  return false;
 }
 
 bool module_frozen(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
@@ -73,8 +80,15 @@ bool module_frozen(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t
   return false;
 }
 
+std::uint32_t module_calls(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module) {
+  for (const EvalRule& rule : knobs.repeats) {
+    if (rule.module == module && (!rule.iter || *rule.iter == iter)) return 2;
+  }
+  return 1;
+}
+
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
-                                 std::uint32_t module, Direction dir, std::uint32_t tensor) {
+                                 std::uint32_t module, Direction dir, std::uint32_t tensor, std::uint32_t call) {
   const std::uint32_t iter = iter_of(knobs, autocast);
   if (input_empty(knobs, rank, iter, module)) return {};
   // The last matching rule wins, like a later command-line option.
@@ -90,6 +104,8 @@ std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::u
                             std::uint64_t{dir == Direction::forward ? 0u : 1u}, std::uint64_t{tensor}}) {
     state ^= splitmix64(state) + key;
   }
+  // A later call's key only when there is one, so the first call's values stay what they were.
+  if (call > 0) state ^= splitmix64(state) + call;
   std::vector<float> values(knobs.elems);
   for (float& v : values) {
     const std::uint64_t bits = splitmix64(state);

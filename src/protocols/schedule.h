@@ -39,8 +39,10 @@ inline std::uint32_t iter_of(const ProtocolKnobs& k, std::uint32_t autocast) { r
 bool module_runs(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
 /// True when an --empty rule gives `module` zero-element inputs on `rank` in `iter`.
 bool input_empty(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
-/// False when an --eval rule puts `module` in evaluation mode in `iter`.
+/// False when an --eval or --eval-backward rule puts `module` in evaluation mode in `iter`.
 bool module_trains(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
+/// True when an --eval-backward rule gives `module`, in evaluation mode in forward, a backward in `iter`.
+bool module_eval_backward(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
 /// Runs and trains: registers amaxes (delayed scaling) and has a backward pass.
 inline bool module_registers(const ProtocolKnobs& k, RankId rank, std::uint32_t iter, std::uint32_t module) {
   return module_runs(k, rank, iter, module) && module_trains(k, iter, module);
@@ -48,15 +50,21 @@ inline bool module_registers(const ProtocolKnobs& k, RankId rank, std::uint32_t 
 
 /// True when a --frozen rule takes `module`'s backward away in `iter`.
 bool module_frozen(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
-/// Registers in forward and runs a backward pass (registering its backward amaxes): not frozen.
+/// Runs a backward pass (registering its backward amaxes): it registered in forward, or it is in
+/// evaluation mode with a backward (--eval-backward); and it is not frozen.
 inline bool module_backprops(const ProtocolKnobs& k, RankId rank, std::uint32_t iter, std::uint32_t module) {
-  return module_registers(k, rank, iter, module) && !module_frozen(k, iter, module);
+  return module_runs(k, rank, iter, module) &&
+         (module_trains(k, iter, module) || module_eval_backward(k, iter, module)) && !module_frozen(k, iter, module);
 }
 /// Registers in `dir`: module_registers for the forward, module_backprops for the backward.
 inline bool module_registers_in(const ProtocolKnobs& k, Direction dir, RankId rank, std::uint32_t iter,
                                 std::uint32_t module) {
   return dir == Direction::forward ? module_registers(k, rank, iter, module) : module_backprops(k, rank, iter, module);
 }
+
+/// Calls of `module` in one forward of `iter` (2 when a --repeat rule applies, else 1); a module
+/// that runs and trains registers each call, and autograd runs one backward per call.
+std::uint32_t module_calls(const ProtocolKnobs& knobs, std::uint32_t iter, std::uint32_t module);
 
 /// Quantized tensors per module in a direction.
 inline std::uint32_t tensor_count(const ProtocolKnobs& k, Direction dir) {
@@ -65,10 +73,10 @@ inline std::uint32_t tensor_count(const ProtocolKnobs& k, Direction dir) {
 inline Fp8Format format_of(Direction dir) { return dir == Direction::forward ? Fp8Format::e4m3 : Fp8Format::e5m2; }
 
 /// The `elems` values of one quantized tensor: seeded (a splitmix64 stream keyed by seed, rank,
-/// autocast, module, direction and tensor; exact binary fractions of both signs with
-/// magnitudes in (2^-10, 32]), unless an --input rule sets them by hand; none when the input is
-/// empty (--empty).
+/// autocast, module, direction and tensor, and the call when it is not the first (--repeat);
+/// exact binary fractions of both signs with magnitudes in (2^-10, 32]), unless an --input rule
+/// sets them by hand (every call alike); none when the input is empty (--empty).
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
-                                 std::uint32_t module, Direction dir, std::uint32_t tensor);
+                                 std::uint32_t module, Direction dir, std::uint32_t tensor, std::uint32_t call = 0);
 
 }  // namespace amaxcheck

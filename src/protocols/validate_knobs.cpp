@@ -90,6 +90,29 @@ void validate_knobs(const ProtocolKnobs& k) {
     check_module(rule.module, k, "frozen", knobs::show(rule));
     if (rule.iter) check_iter(*rule.iter, k, "frozen", knobs::show(rule));
   }
+  for (const EvalRule& rule : k.eval_backward) {
+    check_module(rule.module, k, "eval-backward", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "eval-backward", knobs::show(rule));
+  }
+  for (const EvalRule& rule : k.repeats) {
+    check_module(rule.module, k, "repeat", knobs::show(rule));
+    if (rule.iter) check_iter(*rule.iter, k, "repeat", knobs::show(rule));
+  }
+  if (!k.repeats.empty() && k.protocol == ProtocolName::current_scaling) {
+    reject("repeat", "models delayed scaling's amax slots (te-sync, te-async); current scaling has none");
+  }
+  if (k.slots == SlotKey::positional && k.registration == Registration::static_slots) {
+    reject("slots", "positional slots are dynamic registration's (static registration gives every module slot m: keyed)");
+  }
+  if (k.recompute_amax == RecomputeAmax::register_again) {
+    if (!k.recompute) reject("recompute-amax", "register needs --recompute");
+    if (k.protocol == ProtocolName::current_scaling) {
+      reject("recompute-amax", "is delayed scaling's (current scaling reduces every recomputed quantization anyway)");
+    }
+    if (k.registration == Registration::static_slots || k.slots == SlotKey::positional) {
+      reject("recompute-amax", "register models dynamic registration with keyed slots (the recompute's own buffer)");
+    }
+  }
   for (const InputRule& rule : k.inputs) {
     const std::string text = knobs::show(rule);
     check_rank(rule.rank, world, "input", text);

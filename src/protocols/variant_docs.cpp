@@ -11,26 +11,57 @@ std::vector<VariantDoc> variant_docs() {
       {"comm", "shared", "the amax all-reduce on the DP communicator that carries the gradient buckets",
        "collective_mismatch (and deadlock) when the amax / bucket order differs between ranks (--amax-order rank-dependent)"},
       {"wait", "before-copy", "TransformerEngine's async amax reduction, fixed: handle.wait() before the copy-back", ""},
-      {"wait", "after-copy", "the TransformerEngine release whose async path waited after the copy-back (seed hazard 1)",
+      {"wait", "after-copy", "the TransformerEngine release whose async path waited after the copy-back (seed hazard 1, as the design notes "
+       "describe it; the release is not named there)",
        "data_race between the copy-back and the in-place all-reduce"},
       {"reduce-at", "exit",
        "TransformerEngine's synchronous reduction at fp8_autocast exit (the backward one after the last module to run backward)", ""},
       {"reduce-at", "next-entry", "the forward buffer reduced when the next fp8_autocast is entered", ""},
       {"reduce-at", "first-module",
        "early TransformerEngine: the reduction in the first module's prepare step, the backward one at the end of "
-       "_prepare_backward of fp8_meta[\"first_module\"]",
+       "_prepare_backward of fp8_meta[\"first_module\"] (from memory; not verified against a tagged release, and a 2022 "
+       "fp8.py already reduces the forward buffer at fp8_autocast exit)",
        "replica_divergence / value_mismatch when the forward's first module is --frozen (its backward reduction never "
-       "goes out) or an --eval module runs ahead of the first registering one"},
+       "goes out), an --eval module runs ahead of the first registering one, or an --eval-backward module registers its "
+       "backward amaxes after the reduction went out (data_race under te-async)"},
       {"registration", "dynamic",
        "TransformerEngine's per-autocast global buffers (keyed by autocast id), filled by the modules that run in it",
        "collective_mismatch / unjoined_collective when a module runs on part of its amax group (--skip)"},
       {"registration", "static",
-       "TransformerEngine 1.x's global buffer, in which every module keeps its slots (a module that did not run leaves 0)", ""},
+       "TransformerEngine's FP8GlobalStateManager buffer, in which every module keeps its slots (\"Every module must call "
+       "this function exactly once since the amax tensors are static\", fp8.py; a module that did not run leaves 0; the "
+       "release that introduced it is not verified)",
+       ""},
       {"unrun", "update",
-       "static slots updated all together after the reduction (TransformerEngine 1.x's multi-tensor amax_and_scale_update)", ""},
+       "static slots updated all together after the reduction (TransformerEngine's multi-tensor amax_and_scale_update over "
+       "the whole buffer; from memory, not verified against a tagged release)",
+       ""},
       {"unrun", "keep",
        "static slots, but only the modules that ran copy back and update (the alternative; not known to have shipped)",
        "replica_divergence when a module runs on part of its amax group: the ranks that skipped it lag"},
+      {"slots", "keyed",
+       "TransformerEngine's FP8GlobalStateManager.add_fp8_tensors_to_global_buffer (\"Every module must call this function "
+       "exactly once since the amax tensors are static\"; its index kept in fp8_meta[\"buffer_index_and_autocast_key\"]), "
+       "so a second call's amax lands in the same amax_history[0] view (read in NVIDIA/TransformerEngine's fp8.py; which "
+       "release introduced it is not verified)",
+       ""},
+      {"slots", "positional",
+       "early TransformerEngine: add_amax_to_global_buffer appends every call's amax_history[0] to the autocast's buffer and "
+       "stores the position only \"if buffer_position_key not in fp8_meta\"; copy_amax_from_global_buffer reads that "
+       "position (read in a 2022 transformer_engine/pytorch/fp8.py; which 0.x tag carries it is not verified)",
+       "value_mismatch once an autocast calls a module twice (--repeat): the modules after it read their neighbours' "
+       "slots, and the repeated one loses its second call's amax"},
+      {"recompute-amax", "skip",
+       "TransformerEngine's own checkpoint (distributed.checkpoint): in the recompute phase prepare_forward only swaps in the "
+       "FP8 metadata stashed at forward time (get_old_fp8_meta_tensors_for_recompute) and skips "
+       "add_fp8_tensors_to_global_buffer (read in module/base.py at NVIDIA/TransformerEngine commit 0004dbd0; the release "
+       "tag is not verified)",
+       ""},
+      {"recompute-amax", "register",
+       "a generic checkpoint (torch.utils.checkpoint) of a function that enters fp8_autocast itself, so the recompute is an "
+       "FP8 forward of its own: each module's prepare step copies back and updates, and it registers and reduces again "
+       "(what TE's recompute phase exists to avoid; no release named; not verified against a tagged release)",
+       "value_mismatch: the forward history rolls twice per autocast (every rank alike, so no divergence)"},
       {"empty-quantize", "join", "a current-scaling quantizer that joins the amax all-reduce with amax 0 for an empty input", ""},
       {"empty-quantize", "return-early", "a current-scaling quantizer that returns before the all-reduce for an empty input",
        "unjoined_collective / deadlock: its TP peers wait in the all-reduce"},

@@ -131,6 +131,28 @@ TEST(ShippedScenarios, static_slots_that_keep_a_skipped_experts_state_diverge_an
   EXPECT_TRUE(twin.kinds.empty()) << twin.text;
 }
 
+TEST(ShippedScenarios, positional_slots_shift_when_a_module_is_called_twice_and_keyed_slots_are_clean) {
+  const Verdict v = run_file("positional-slots-repeated-module.json");
+  EXPECT_TRUE(v.done) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::value_mismatch)) << v.text;
+  EXPECT_FALSE(v.has(HazardKind::collective_mismatch)) << v.text;
+  const Verdict twin = run(scenario_from_json(nlohmann::json::parse(R"({"protocol": "te-sync", "knobs": {"dp": 2,
+      "modules": 3, "microbatches": 1, "repeat": ["0:1"], "slots": "keyed"}})"), "the fixed twin"));
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
+TEST(ShippedScenarios, a_recompute_that_registers_again_mismatches_the_reference_and_one_that_skips_is_clean) {
+  const Verdict v = run_file("recompute-registers-again.json");
+  EXPECT_TRUE(v.done) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::value_mismatch)) << v.text;
+  EXPECT_FALSE(v.has(HazardKind::replica_divergence)) << v.text;
+  const Verdict twin = run(scenario_from_json(nlohmann::json::parse(R"({"protocol": "te-sync", "knobs": {"dp": 2,
+      "modules": 2, "recompute": true, "recompute-amax": "skip"}})"), "the fixed twin"));
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
 TEST(ShippedScenarios, the_delayed_scaling_template_meets_its_sequential_reference) {
   const Verdict v = run_file("custom-template-amax.json");
   EXPECT_TRUE(v.done);
