@@ -40,8 +40,13 @@ RunResult Runner::run(Strategy& strategy) {
     engine_.emplace(scenario, engine_options);
   }
   Engine& engine = *engine_;
-  // Detectors are cheap to build and hold per-run findings: each run gets new ones.
-  std::vector<std::unique_ptr<Detector>> detectors = make_detectors(scenario, options.detectors);
+  // Detectors hold per-run findings: built by the first run, reset (keeping their memory) after.
+  if (detectors_.empty()) {
+    detectors_ = make_detectors(scenario, options.detectors);
+  } else {
+    for (auto& detector : detectors_) detector->reset();
+  }
+  const auto& detectors = detectors_;
   for (auto& detector : detectors) engine.add_observer(detector.get());
   strategy.attach(engine);
 

@@ -83,8 +83,9 @@ struct RunResult {
 /// Runs `scenario` once under `strategy`.
 RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOptions& options = {});
 
-/// Runs of one scenario with one set of options, one after another, on one engine that is
-/// reset between runs instead of rebuilt (Engine::reset): an exploration of a small scenario
+/// Runs of one scenario with one set of options, one after another, on one engine and one set
+/// of detectors that are reset between runs instead of rebuilt (Engine::reset,
+/// Detector::reset): an exploration of a small scenario
 /// otherwise spends a good part of each run building and freeing the engine's state. Each
 /// run() returns exactly what run_once would. One Runner per thread; it holds one engine's
 /// memory for as long as it lives.
@@ -97,6 +98,7 @@ class Runner {
   const Scenario& scenario_;
   RunOptions options_;
   std::optional<Engine> engine_;  ///< built by the first run
+  std::vector<std::unique_ptr<Detector>> detectors_;  ///< built by the first run, reset by the next
   std::size_t last_step_count_ = 0;  ///< the previous run's steps: the next one's reservation
 };
 

@@ -33,13 +33,25 @@ void CollectiveDetector::on_issue(const IssueEvent& event) {
 }
 
 void CollectiveDetector::check_match(const IssueEvent& event) {
-  auto& sites = issues_[{event.site.op->comm, event.seq}];
-  // Kept in rank order: the report compares the lowest-ranked member with the lowest-ranked one
-  // that disagrees, whichever issued first, so that every schedule that issues the same ops
-  // reports the same pair (partial-order reduction runs one schedule of each class).
-  auto at = std::upper_bound(sites.begin(), sites.end(), event.site.ref.rank,
-                             [](RankId rank, const OpSite& s) { return rank < s.ref.rank; });
-  sites.insert(at, event.site);
+  // Sorted by rank in on_finish: the report compares the lowest-ranked member with the
+  // lowest-ranked one that disagrees, whichever issued first, so that every schedule that issues
+  // the same ops reports the same pair (partial-order reduction runs one schedule of each class).
+  issues_[{event.site.op->comm, event.seq}].push_back(event.site);
+}
+
+void CollectiveDetector::sort_issues() {
+  // A rank issues each (comm, seq) once, so the rank order is total.
+  for (auto& [key, sites] : issues_) {
+    std::sort(sites.begin(), sites.end(), [](const OpSite& a, const OpSite& b) { return a.ref.rank < b.ref.rank; });
+  }
+}
+
+void CollectiveDetector::reset() {
+  issues_.clear();
+  last_issue_.clear();
+  issued_.clear();
+  p2p_.clear();
+  hazards_.clear();
 }
 
 void CollectiveDetector::report_mismatches() {
@@ -116,6 +128,7 @@ void CollectiveDetector::check_order(const IssueEvent& event) {
 }
 
 void CollectiveDetector::on_finish(const Engine&) {
+  sort_issues();
   report_mismatches();
   report_p2p_mismatches();
   for (CommId c = 0; c < scenario_.comms.size(); ++c) {

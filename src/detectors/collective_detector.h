@@ -27,6 +27,7 @@ class CollectiveDetector final : public Detector {
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_issue(const IssueEvent& event) override;
   void on_finish(const Engine& engine) override;
+  void reset() override;
 
  private:
   struct LastIssue {
@@ -35,14 +36,16 @@ class CollectiveDetector final : public Detector {
     OpSite site;
   };
   void check_match(const IssueEvent& event);
+  void sort_issues();
   void report_mismatches();
   void check_order(const IssueEvent& event);
   void record_p2p(const IssueEvent& event);
   void report_p2p_mismatches();
 
   const Scenario& scenario_;
-  /// (comm, seq) -> the members' ops, in rank order. Reports read them at the end of the run, so
-  /// they do not depend on which member issued first.
+  /// (comm, seq) -> the members' ops, in issue order until on_finish sorts them by rank. Reports
+  /// read them at the end of the run, so they do not depend on which member issued first (and a
+  /// world collective's m issues cost m, not m^2 for insertion in rank order).
   std::map<std::pair<CommId, std::uint64_t>, std::vector<OpSite>> issues_;
   std::map<std::pair<RankId, CommId>, LastIssue> last_issue_;
   std::map<std::pair<RankId, CommId>, std::uint64_t> issued_;

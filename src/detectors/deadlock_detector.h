@@ -17,6 +17,7 @@ class DeadlockDetector final : public Detector {
   const char* name() const override { return "deadlock"; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_finish(const Engine& engine) override;
+  void reset() override { hazards_.clear(); }
 
  private:
   std::vector<Hazard> hazards_;

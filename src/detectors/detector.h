@@ -18,9 +18,12 @@ class Detector : public Observer {
  public:
   virtual const char* name() const = 0;
   virtual const std::vector<Hazard>& hazards() const = 0;
+  /// Forgets the last run: from here on the detector behaves as a new one for the same
+  /// scenario, keeping the memory it allocated (a Runner reuses its detectors run after run).
+  virtual void reset() = 0;
 };
 
-/// Builds a fresh detector for one run of `scenario`.
+/// Builds a fresh detector for runs of `scenario`.
 using DetectorFactory = std::unique_ptr<Detector> (*)(const Scenario& scenario);
 
 /// Race, collective, deadlock and value detectors, in the order a run gathers their hazards.

@@ -26,6 +26,12 @@ RaceDetector::RaceDetector(const Scenario& scenario) : scenario_(scenario) {
   history_.resize(buffers);
 }
 
+void RaceDetector::reset() {
+  for (auto& accesses : history_) accesses.clear();
+  reported_.clear();
+  hazards_.clear();
+}
+
 void RaceDetector::on_access(const AccessEvent& event) {
   // An op that reads and writes the same range (an in-place all-reduce) is one write access.
   for (const Range& r : *event.reads) {

@@ -17,6 +17,7 @@ class RaceDetector final : public Detector {
   const char* name() const override { return "race"; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_access(const AccessEvent& event) override;
+  void reset() override;
 
  private:
   struct Access {

@@ -45,6 +45,11 @@ ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
   }
 }
 
+void ValueDetector::reset() {
+  for (Watched& w : watched_) w.last_writer.reset();
+  hazards_.clear();
+}
+
 void ValueDetector::on_access(const AccessEvent& event) {
   if (watch_list_.empty()) return;
   for (const Range& w : *event.writes) {

@@ -25,6 +25,7 @@ class ValueDetector final : public Detector {
   /// Remembers the last op that wrote each checked range.
   void on_access(const AccessEvent& event) override;
   void on_finish(const Engine& engine) override;
+  void reset() override;
 
  private:
   /// One replica of one check, in check order.

@@ -274,14 +274,17 @@ void refresh_rank(Engine::State& st, RankId r) {
   std::vector<Action>& fresh = st.fresh;
   fresh.clear();
   append_rank_actions(st, r, fresh);
-  // Replace the rank's block in place; the common case keeps its size.
+  // Replace the rank's block in place; the common case keeps its size. Otherwise the list's
+  // tail (every later rank's actions) moves once, by the difference, not out and back.
   const auto at = lo - en.begin();
-  if (hi - lo == static_cast<std::ptrdiff_t>(fresh.size())) {
-    std::copy(fresh.begin(), fresh.end(), lo);
-  } else {
-    en.erase(lo, hi);
-    en.insert(en.begin() + at, fresh.begin(), fresh.end());
+  const auto old_size = hi - lo;
+  const auto new_size = static_cast<std::ptrdiff_t>(fresh.size());
+  if (new_size > old_size) {
+    en.insert(hi, static_cast<std::size_t>(new_size - old_size), Action{});
+  } else if (new_size < old_size) {
+    en.erase(lo + new_size, hi);
   }
+  std::copy(fresh.begin(), fresh.end(), en.begin() + at);
 }
 
 void refresh_comm(Engine::State& st, CommId c) {

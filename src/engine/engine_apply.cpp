@@ -250,10 +250,18 @@ struct Applier {
   /// The tail every completed member shares, collective or p2p (its op already off its stream
   /// or marked done): its stream takes the completion's clock `all`, the rank's order on the
   /// communicator moves on, and the step records what the completion touched and wrote.
-  void leave_comm(const Joined& m, CommId c, const VectorClock& all) {
+  /// `covers_stream`: `all` already covers the stream's clock, so the join is a copy that shares
+  /// `all`'s base (a collective member's stream has not moved since it joined: the collective
+  /// held its head). Every member then shares one base, and the next collective over them joins
+  /// that base once instead of each member's own.
+  void leave_comm(const Joined& m, CommId c, const VectorClock& all, bool covers_stream) {
     RankState& rank = st.ranks[m.rank];
     StreamState& stream = rank.streams[m.stream];
-    stream.clock.join(all);
+    if (covers_stream) {
+      stream.clock = all;
+    } else {
+      stream.clock.join(all);
+    }
     stream.clock.tick(stream.actor);
     ++rank.comm_ops_done[c];
     rank.comm_last_clock[c] = stream.clock;
@@ -301,7 +309,7 @@ struct Applier {
       AMAX_CHECK(!stream.queue.empty() && stream.queue.front().joined, "completing a collective not at its stream's head");
       stream.queue.pop_front();
       rank.comm_completed[c] = seq + 1;
-      leave_comm(*m, c, all);
+      leave_comm(*m, c, all, true);
     }
     CompleteEvent event{c, seq, st.step};
     for (Observer* o : st.observers) o->on_complete(event);
@@ -334,7 +342,8 @@ struct Applier {
       AMAX_CHECK(q != stream.queue.end() && q->joined, "completing a p2p op its stream does not hold");
       q->done = true;
       while (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();
-      leave_comm(*m, c, all);
+      // A grouped op's stream may have moved on (an earlier pair of its group left): join.
+      leave_comm(*m, c, all, false);
     }
     CompleteEvent event{c, node.key().index, st.step};
     for (Observer* o : st.observers) o->on_complete(event);

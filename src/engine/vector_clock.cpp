@@ -8,8 +8,11 @@ namespace {
 /// Deltas longer than this are folded into a new base: a lookup stays cheap and a dense copy
 /// happens at most once per this many raises.
 constexpr std::size_t max_delta = 48;
-/// How far up the base tree an ancestor test walks before giving up (and joining densely).
+/// How many parent links an ancestor test follows before giving up (and joining densely).
 constexpr std::uint32_t max_walk = 64;
+/// The most parents a collective's base remembers: its members' distinct bases beyond this many
+/// are still folded in, only not found again by a later ancestor test (a dense join instead).
+constexpr std::size_t max_parents = 16;
 
 }  // namespace
 
@@ -42,14 +45,32 @@ Epoch VectorClock::tick(ActorId actor) {
   return next;
 }
 
-bool VectorClock::descends(const std::shared_ptr<const Base>& base, const Base* ancestor) {
-  std::shared_ptr<const Base> b = base;
-  for (std::uint32_t steps = 0; b && steps <= max_walk; ++steps) {
-    if (b.get() == ancestor) return true;
-    if (b->depth <= (ancestor ? ancestor->depth : 0)) return false;
-    b = b->parent.lock();
+namespace {
+
+/// Depth-first search of `base`'s ancestors for `ancestor`, spending one unit of `budget` per
+/// parent link followed. Bases deeper than `ancestor` only are searched: no base descends from a
+/// deeper one.
+template <typename Base>
+bool search_ancestors(const Base& base, const Base* ancestor, std::uint32_t& budget) {
+  for (const auto& link : base.parents) {
+    if (budget == 0) return false;
+    --budget;
+    const auto parent = link.lock();
+    if (!parent) continue;
+    if (parent.get() == ancestor) return true;
+    if (parent->depth > ancestor->depth && search_ancestors(*parent, ancestor, budget)) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool VectorClock::descends(const std::shared_ptr<const Base>& base, const Base* ancestor) {
+  if (!base || !ancestor) return false;
+  if (base.get() == ancestor) return true;
+  if (base->depth <= ancestor->depth) return false;
+  std::uint32_t budget = max_walk;
+  return search_ancestors(*base, ancestor, budget);
 }
 
 void VectorClock::rebase(const std::shared_ptr<const Base>& base) {
@@ -84,9 +105,8 @@ void VectorClock::join(const VectorClock& other) {
     for (std::size_t i = 0; i < both; ++i) merged->ticks[i] = std::max(merged->ticks[i], theirs[i]);
     for (const Entry& e : delta_) merged->ticks[e.first] = std::max(merged->ticks[e.first], e.second);
     for (const Entry& e : other.delta_) merged->ticks[e.first] = std::max(merged->ticks[e.first], e.second);
-    const auto& deeper = base_->depth >= other.base_->depth ? base_ : other.base_;
-    merged->parent = deeper;
-    merged->depth = deeper->depth + 1;
+    merged->parents = {base_, other.base_};
+    merged->depth = std::max(base_->depth, other.base_->depth) + 1;
     base_ = std::move(merged);
     delta_.clear();
     return;
@@ -99,7 +119,7 @@ void VectorClock::compact() {
   auto next = std::make_shared<Base>();
   next->ticks = base_->ticks;
   for (const Entry& e : delta_) next->ticks[e.first] = e.second;
-  next->parent = base_;
+  next->parents = {base_};
   next->depth = base_->depth + 1;
   base_ = std::move(next);
   delta_.clear();
@@ -115,19 +135,30 @@ VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks)
   if (!first->base_) return result;
   auto joined = std::make_shared<Base>();
   joined->ticks = first->base_->ticks;
-  joined->parent = first->base_;
+  joined->parents = {first->base_};
   joined->depth = first->base_->depth + 1;
+  // The bases the join already covers (folded in densely, or ancestors of the first): members
+  // mostly share a few, those of the collectives they last completed, so each distinct base
+  // costs one dense pass or one ancestor test, not one per member.
+  std::vector<const Base*> covered{first->base_.get()};
   for (const VectorClock* c : clocks) {
     if (!c->base_) continue;
-    if (c->base_ == first->base_ || c->base_->zero || descends(first->base_, c->base_.get())) {
-      for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);
-    } else {
-      // Dense: the max with its base, then with its delta (see join).
-      const auto& ticks = c->base_->ticks;
-      const std::size_t both = std::min(ticks.size(), joined->ticks.size());
-      for (std::size_t i = 0; i < both; ++i) joined->ticks[i] = std::max(joined->ticks[i], ticks[i]);
-      for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);
+    const Base* base = c->base_.get();
+    if (std::find(covered.begin(), covered.end(), base) == covered.end()) {
+      const bool dominated = base->zero || descends(first->base_, base);
+      if (!dominated) {
+        // Dense: the max with its base, then with its delta (see join).
+        const auto& ticks = base->ticks;
+        const std::size_t both = std::min(ticks.size(), joined->ticks.size());
+        for (std::size_t i = 0; i < both; ++i) joined->ticks[i] = std::max(joined->ticks[i], ticks[i]);
+        if (joined->parents.size() < max_parents) {
+          joined->parents.push_back(c->base_);
+          joined->depth = std::max(joined->depth, base->depth + 1);
+        }
+      }
+      if (covered.size() < 2 * max_parents) covered.push_back(base);
     }
+    for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);
   }
   result.size_ = first->size_;
   result.base_ = std::move(joined);

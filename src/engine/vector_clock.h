@@ -5,11 +5,14 @@
 ///
 /// Representation: an immutable, shared dense *base* plus a small sorted *delta* of the
 /// entries that are ahead of it. Copies share the base, so snapshotting a clock (an issued op,
-/// an event record) costs the delta, not the number of actors. Bases form a tree: a base made
-/// by compacting or by a collective's join remembers the base it grew from, so joining a clock
-/// whose base is an ancestor of ours only merges deltas. After a collective over m ranks every
-/// member's clock shares one new base, which keeps the cost of a collective linear in the
-/// number of actors instead of quadratic (see bench/bench_engine.cpp, BM_CostPerCollective).
+/// an event record) costs the delta, not the number of actors. Bases form a DAG: a base made
+/// by compacting or by a join remembers every base it was made from (a collective's join_all:
+/// each distinct base of its members), so joining a clock whose base is an ancestor of ours
+/// only merges deltas. After a collective over m ranks every member's clock shares one new
+/// base, made in one dense pass per distinct member base (members of a world collective come
+/// from a few earlier collectives, so a few passes, not m): the cost of a collective stays
+/// linear in the number of actors instead of quadratic, and a member's clock takes the new
+/// base without a dense pass of its own (see bench/bench_engine.cpp, BM_CostPerCollective).
 
 #include <cstdint>
 #include <memory>
@@ -47,16 +50,17 @@ class VectorClock {
  private:
   struct Base {
     std::vector<Epoch> ticks;
-    /// The base this one grew from (this one dominates it). Weak, so old bases are freed once no
-    /// clock uses them; an expired link only means a join falls back to the dense path.
-    std::weak_ptr<const Base> parent;
-    std::uint32_t depth = 0;
+    /// The bases this one was made from (it dominates each). Weak, so old bases are freed once
+    /// no clock uses them; an expired link only means a join falls back to the dense path.
+    std::vector<std::weak_ptr<const Base>> parents;
+    std::uint32_t depth = 0;  ///< 1 + the deepest parent's depth: no ancestor is as deep
     bool zero = false;  ///< all ticks zero: every base dominates it
   };
   using Entry = std::pair<ActorId, Epoch>;
 
   Epoch base_at(ActorId actor) const { return base_ ? base_->ticks[actor] : 0; }
-  /// True when `ancestor` is `base` or one of its parents (so `base` dominates it).
+  /// True when `ancestor` is `base` or one of its ancestors (so `base` dominates it); false
+  /// also when the search gives up (a bounded walk: the caller then joins densely).
   static bool descends(const std::shared_ptr<const Base>& base, const Base* ancestor);
   /// Sets `actor` to max(current, epoch) in the delta.
   void raise(ActorId actor, Epoch epoch);

@@ -22,6 +22,10 @@ class CollectiveCounter final : public Detector {
     h.summary = std::to_string(issued_) + " collectives issued";
     hazards_.push_back(std::move(h));
   }
+  void reset() override {
+    issued_ = 0;
+    hazards_.clear();
+  }
 
  private:
   int issued_ = 0;
@@ -59,6 +63,20 @@ TEST(DetectorList, a_detector_from_outside_src_detectors_is_attached_by_one_list
   const RunResult run = run_with(testing::racy_collective(3), counter);
   ASSERT_EQ(run.hazards.size(), 1u);
   EXPECT_EQ(run.hazards[0].summary, "3 collectives issued");
+}
+
+TEST(DetectorList, a_runner_resets_its_detectors_so_each_run_counts_only_its_own_events) {
+  const DetectorFactory counter[] = {&make_counter};
+  const Scenario s = testing::racy_collective(3);
+  RunOptions options;
+  options.detectors = counter;
+  Runner runner(s, options);
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    RandomStrategy strategy(seed);
+    const RunResult run = runner.run(strategy);
+    ASSERT_EQ(run.hazards.size(), 1u);
+    EXPECT_EQ(run.hazards[0].summary, "3 collectives issued") << "run " << seed;
+  }
 }
 
 }  // namespace

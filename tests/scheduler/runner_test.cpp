@@ -1,5 +1,6 @@
-// A Runner resets one engine between runs: every run it makes is the run a new engine makes,
-// whatever the runs before it did (hazards found, stuck, cut short by the step cap).
+// A Runner resets one engine and its detectors between runs: every run it makes is the run a
+// new engine with new detectors makes, whatever the runs before it did (hazards found, stuck,
+// cut short by the step cap).
 #include <gtest/gtest.h>
 
 #include "scheduler/pct_strategy.h"
