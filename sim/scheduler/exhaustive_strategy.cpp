@@ -7,7 +7,26 @@
 #include "util/check.h"
 
 namespace amaxcheck::sched {
-ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options) : options_(options) {}
+namespace {
+/// The search's first block: about what a run of `path_steps` steps needs, within bounds.
+std::size_t first_block_bytes(std::uint64_t path_steps) {
+  constexpr std::uint64_t per_step = 512, least = 4096, most = 1 << 20;
+  return static_cast<std::size_t>(std::clamp(path_steps * per_step, least, most));
+}
+}  // namespace
+
+ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options, std::uint64_t path_steps)
+    : options_(options),
+      memory_(first_block_bytes(path_steps)),
+      stack_(&memory_),
+      option_arena_(&memory_),
+      sleep_arena_(&memory_),
+      touch_arena_(&memory_),
+      clocks_(&memory_),
+      last_enabled_(&memory_),
+      races_(&memory_),
+      first_in_v_(&memory_),
+      initials_(&memory_) {}
 
 nlohmann::ordered_json ExhaustiveSearch::parameters() const {
   nlohmann::ordered_json params;
@@ -156,9 +175,9 @@ void ExhaustiveSearch::add_backtrack_points_for_races() {
   // Steps before first_new_ are the previous run's and so are their races; only the new
   // steps' clocks and races are computed.
   clocks_.truncate(first_new_);
-  std::vector<std::size_t>& races = races_;
-  std::vector<std::uint32_t>& first_in_v = first_in_v_;
-  std::vector<std::uint32_t>& initials = initials_;  // actor ids
+  std::pmr::vector<std::size_t>& races = races_;
+  std::pmr::vector<std::uint32_t>& first_in_v = first_in_v_;
+  std::pmr::vector<std::uint32_t>& initials = initials_;  // actor ids
   for (std::size_t j = clocks_.size(); j < stack_.size(); ++j) {
     const Option& at = option_arena_[stack_[j].option_begin + stack_[j].chosen];
     races.clear();
@@ -287,7 +306,7 @@ std::unique_ptr<Strategy> make_exhaustive_search(const StrategySetup& setup) {
     if (bound > UINT32_MAX) throw InputError(fmt::format("--preemption-bound: expected at most {}, got {}", UINT32_MAX, bound));
     options.preemption_bound = static_cast<std::uint32_t>(bound);
   }
-  return std::make_unique<ExhaustiveSearch>(options);
+  return std::make_unique<ExhaustiveSearch>(options, expected_steps(setup.scenario));
 }
 
 }  // namespace amaxcheck::sched

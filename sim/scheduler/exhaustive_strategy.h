@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <span>
 #include <vector>
@@ -70,7 +71,9 @@ struct ExhaustiveStats {
 
 class ExhaustiveSearch final : public Strategy {
  public:
-  explicit ExhaustiveSearch(ExhaustiveOptions options = {});
+  /// `path_steps`: how long one run of the scenario is (expected_steps), to size the block the
+  /// search's state comes from; 0 when unknown.
+  explicit ExhaustiveSearch(ExhaustiveOptions options = {}, std::uint64_t path_steps = 0);
 
   std::string name() const override { return "exhaustive"; }
   nlohmann::ordered_json parameters() const override;
@@ -147,22 +150,26 @@ class ExhaustiveSearch final : public Strategy {
 
   ExhaustiveOptions options_;
   ExhaustiveStats stats_;
-  std::vector<Node> stack_;
-  std::vector<Option> option_arena_;
-  std::vector<SleepEntry> sleep_arena_;
-  std::vector<Touch> touch_arena_;
+  /// Every list below comes from this one block (growing when a list outgrows it, freed with
+  /// the search): a search of a small scenario otherwise spends a good part of its time
+  /// allocating and freeing each list as it grows.
+  std::pmr::monotonic_buffer_resource memory_;
+  std::pmr::vector<Node> stack_;
+  std::pmr::vector<Option> option_arena_;
+  std::pmr::vector<SleepEntry> sleep_arena_;
+  std::pmr::vector<Touch> touch_arena_;
   PathClocks clocks_;  ///< happens-before over the path, shared between runs up to first_new_
   std::size_t depth_ = 0;
   std::size_t first_new_ = 0;  ///< first path index whose step is new in this run
   bool aborted_ = false;      ///< pick() returned stop in this run
-  std::vector<std::uint32_t> last_enabled_;  ///< actors enabled where the run ended (empty: none)
+  std::pmr::vector<std::uint32_t> last_enabled_;  ///< actors enabled where the run ended (empty: none)
   bool stuck_ = false;                       ///< the run ended with work left
   bool bound_abort_ = false;  ///< ... because of the preemption bound, not sleep sets
   bool finished_ = false;
   bool started_ = false;
   // add_backtrack_points_for_races' scratch lists, kept so a run allocates none.
-  std::vector<std::size_t> races_;
-  std::vector<std::uint32_t> first_in_v_, initials_;
+  std::pmr::vector<std::size_t> races_;
+  std::pmr::vector<std::uint32_t> first_in_v_, initials_;
 };
 
 /// The strategy table's "exhaustive": its parameters (--max-schedules, --preemption-bound,

@@ -4,6 +4,18 @@
 
 namespace amaxcheck::sched {
 
+PathClocks::PathClocks(std::pmr::memory_resource* memory)
+    : actor_index_(memory),
+      last_of_actor_(memory),
+      object_index_(memory),
+      objects_(memory),
+      links_(memory),
+      steps_(memory),
+      access_arena_(memory),
+      clock_arena_(memory),
+      predecessors_(memory),
+      needed_(memory) {}
+
 std::uint32_t PathClocks::dense_id(Index& index, std::uint64_t key, bool& fresh) {
   auto it = std::lower_bound(index.begin(), index.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
   fresh = it == index.end() || it->first != key;
@@ -68,7 +80,7 @@ void PathClocks::record_accesses(std::size_t step) {
   last_of_actor_[s.actor] = static_cast<std::int64_t>(step);
 }
 
-void PathClocks::push(std::uint32_t actor, std::span<const Touch> touches, std::vector<std::size_t>& races) {
+void PathClocks::push(std::uint32_t actor, std::span<const Touch> touches, std::pmr::vector<std::size_t>& races) {
   const std::size_t j = steps_.size();
   StepClock s;
   s.actor = actor;
@@ -78,7 +90,7 @@ void PathClocks::push(std::uint32_t actor, std::span<const Touch> touches, std::
   const std::span<const Access> accesses(access_arena_.data() + s.access_begin, s.access_count);
   // Every dependent earlier step happens before one of these (same actor, or the last
   // conflicting accesses of each touched object), so they are the immediate candidates.
-  std::vector<std::size_t>& preds = predecessors_;
+  std::pmr::vector<std::size_t>& preds = predecessors_;
   preds.clear();
   needed_.clear();
   if (last_of_actor_[actor] >= 0) preds.push_back(static_cast<std::size_t>(last_of_actor_[actor]));

@@ -22,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <span>
 #include <utility>
 #include <vector>
@@ -32,6 +33,9 @@ namespace amaxcheck::sched {
 
 class PathClocks {
  public:
+  /// Its lists come from `memory` (the search's block), which must outlive it.
+  explicit PathClocks(std::pmr::memory_resource* memory = std::pmr::get_default_resource());
+
   /// Dense id of an actor key, assigned on first sight and stable for the search.
   std::uint32_t actor_id(std::uint64_t actor_key);
 
@@ -40,7 +44,7 @@ class PathClocks {
   void truncate(std::size_t steps);
   /// Appends the next step, of actor `actor` (an actor_id); `races` receives the earlier steps
   /// it races with.
-  void push(std::uint32_t actor, std::span<const Touch> touches, std::vector<std::size_t>& races);
+  void push(std::uint32_t actor, std::span<const Touch> touches, std::pmr::vector<std::size_t>& races);
 
   std::uint32_t actor_of(std::size_t step) const { return steps_[step].actor; }
   /// Whether step `earlier` happens before step `later` (or is it).
@@ -83,7 +87,7 @@ class PathClocks {
     std::int64_t next = -1;
   };
   /// Dense ids by key, sorted by key (looked up by binary search: no node per entry).
-  using Index = std::vector<std::pair<std::uint64_t, std::uint32_t>>;
+  using Index = std::pmr::vector<std::pair<std::uint64_t, std::uint32_t>>;
   static std::uint32_t dense_id(Index& index, std::uint64_t key, bool& fresh);
 
   std::span<const std::uint32_t> clock_of(std::size_t step) const {
@@ -97,15 +101,15 @@ class PathClocks {
   void record_accesses(std::size_t step);
 
   Index actor_index_;
-  std::vector<std::int64_t> last_of_actor_;  ///< by actor id: its last step on the path, -1 for none
+  std::pmr::vector<std::int64_t> last_of_actor_;  ///< by actor id: its last step on the path, -1 for none
   Index object_index_;
-  std::vector<Object> objects_;
-  std::vector<Link> links_;
-  std::vector<StepClock> steps_;
-  std::vector<Access> access_arena_;
-  std::vector<std::uint32_t> clock_arena_;
-  std::vector<std::size_t> predecessors_;    ///< push's scratch list
-  std::vector<std::size_t> needed_;          ///< push's scratch list: predecessors j could not run without
+  std::pmr::vector<Object> objects_;
+  std::pmr::vector<Link> links_;
+  std::pmr::vector<StepClock> steps_;
+  std::pmr::vector<Access> access_arena_;
+  std::pmr::vector<std::uint32_t> clock_arena_;
+  std::pmr::vector<std::size_t> predecessors_;    ///< push's scratch list
+  std::pmr::vector<std::size_t> needed_;          ///< push's scratch list: predecessors j could not run without
 };
 
 }  // namespace amaxcheck::sched
