@@ -8,16 +8,17 @@
 
 namespace amaxcheck::sched {
 namespace {
-/// The search's first block: about what a run of `path_steps` steps needs, within bounds.
-std::size_t first_block_bytes(std::uint64_t path_steps) {
-  constexpr std::uint64_t per_step = 512, least = 4096, most = 1 << 20;
-  return static_cast<std::size_t>(std::clamp(path_steps * per_step, least, most));
+/// Steps the search's lists are first sized for: one run's, within bounds (beyond, they grow).
+std::size_t reserved_steps(std::uint64_t path_steps) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(path_steps, 8, 1024));
 }
+/// The search's first block: what its lists take for `steps` steps, reserved up front.
+constexpr std::size_t block_bytes_per_step = 1024;
 }  // namespace
 
 ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options, std::uint64_t path_steps)
     : options_(options),
-      memory_(first_block_bytes(path_steps)),
+      memory_(reserved_steps(path_steps) * block_bytes_per_step),
       stack_(&memory_),
       option_arena_(&memory_),
       sleep_arena_(&memory_),
@@ -26,7 +27,19 @@ ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options, std::uint64_t path
       last_enabled_(&memory_),
       races_(&memory_),
       first_in_v_(&memory_),
-      initials_(&memory_) {}
+      initials_(&memory_) {
+  // About two options and four touches per step; per run, the last enabled set and a few races.
+  const std::size_t steps = reserved_steps(path_steps);
+  stack_.reserve(steps);
+  option_arena_.reserve(2 * steps);
+  sleep_arena_.reserve(steps);
+  touch_arena_.reserve(4 * steps);
+  clocks_.reserve(steps);
+  last_enabled_.reserve(16);
+  races_.reserve(16);
+  first_in_v_.reserve(16);
+  initials_.reserve(16);
+}
 
 nlohmann::ordered_json ExhaustiveSearch::parameters() const {
   nlohmann::ordered_json params;

@@ -16,6 +16,21 @@ PathClocks::PathClocks(std::pmr::memory_resource* memory)
       predecessors_(memory),
       needed_(memory) {}
 
+void PathClocks::reserve(std::size_t steps) {
+  // About four touches per step, each a new object at most; a handful of actors.
+  constexpr std::size_t touches_per_step = 4, actors = 16;
+  actor_index_.reserve(actors);
+  last_of_actor_.reserve(actors);
+  object_index_.reserve(steps * touches_per_step);
+  objects_.reserve(steps * touches_per_step);
+  links_.reserve(steps * touches_per_step);
+  steps_.reserve(steps);
+  access_arena_.reserve(steps * touches_per_step);
+  clock_arena_.reserve(steps * actors);
+  predecessors_.reserve(actors);
+  needed_.reserve(actors);
+}
+
 std::uint32_t PathClocks::dense_id(Index& index, std::uint64_t key, bool& fresh) {
   auto it = std::lower_bound(index.begin(), index.end(), key, [](const auto& e, std::uint64_t k) { return e.first < k; });
   fresh = it == index.end() || it->first != key;

@@ -39,6 +39,8 @@ class PathClocks {
   /// Dense id of an actor key, assigned on first sight and stable for the search.
   std::uint32_t actor_id(std::uint64_t actor_key);
 
+  /// Makes room for a path of `steps` steps (a guess: the lists still grow past it).
+  void reserve(std::size_t steps);
   std::size_t size() const { return steps_.size(); }
   /// Keeps the first `steps` steps (their clocks stay) and forgets the rest.
   void truncate(std::size_t steps);
