@@ -7,7 +7,39 @@
 #include "util/check.h"
 
 namespace amaxcheck::sched {
-ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options) : options_(options) {}
+namespace {
+/// Steps the search's lists are first sized for: one run's, within bounds (beyond, they grow).
+std::size_t reserved_steps(std::uint64_t path_steps) {
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(path_steps, 8, 1024));
+}
+/// The search's first block: what its lists take for `steps` steps, reserved up front.
+constexpr std::size_t block_bytes_per_step = 1024;
+}  // namespace
+
+ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options, std::uint64_t path_steps)
+    : options_(options),
+      memory_(reserved_steps(path_steps) * block_bytes_per_step),
+      stack_(&memory_),
+      option_arena_(&memory_),
+      sleep_arena_(&memory_),
+      touch_arena_(&memory_),
+      clocks_(&memory_),
+      last_enabled_(&memory_),
+      races_(&memory_),
+      first_in_v_(&memory_),
+      initials_(&memory_) {
+  // About two options and four touches per step; per run, the last enabled set and a few races.
+  const std::size_t steps = reserved_steps(path_steps);
+  stack_.reserve(steps);
+  option_arena_.reserve(2 * steps);
+  sleep_arena_.reserve(steps);
+  touch_arena_.reserve(4 * steps);
+  clocks_.reserve(steps);
+  last_enabled_.reserve(16);
+  races_.reserve(16);
+  first_in_v_.reserve(16);
+  initials_.reserve(16);
+}
 
 nlohmann::ordered_json ExhaustiveSearch::parameters() const {
   nlohmann::ordered_json params;
@@ -20,15 +52,17 @@ nlohmann::ordered_json ExhaustiveSearch::parameters() const {
 }
 
 bool ExhaustiveSearch::asleep(const Node& node, std::size_t option) const {
-  for (const SleepEntry& entry : node.sleep) {
-    if (entry.actor == node.actors[option]) return true;
+  const std::uint32_t actor = option_arena_[node.option_begin + option].actor;
+  for (const SleepEntry& entry : sleep_of(node)) {
+    if (entry.actor == actor) return true;
   }
   return false;
 }
 
 bool ExhaustiveSearch::preempts(const Node& node, std::size_t option) const {
-  if (!node.previous_actor || node.actors[option] == *node.previous_actor) return false;
-  return std::find(node.actors.begin(), node.actors.end(), *node.previous_actor) != node.actors.end();
+  const std::span<const Option> opts = options_of(node);
+  if (node.previous_actor < 0 || opts[option].actor == node.previous_actor) return false;
+  return std::any_of(opts.begin(), opts.end(), [&](const Option& o) { return o.actor == node.previous_actor; });
 }
 
 bool ExhaustiveSearch::over_bound(const Node& node, std::size_t option) const {
@@ -36,54 +70,65 @@ bool ExhaustiveSearch::over_bound(const Node& node, std::size_t option) const {
   return node.preemptions + (preempts(node, option) ? 1U : 0U) > *options_.preemption_bound;
 }
 
-std::vector<ExhaustiveSearch::SleepEntry> ExhaustiveSearch::child_sleep(
-    const Node& parent, std::span<const std::uint64_t> enabled) const {
-  const std::uint64_t actor = parent.actors[parent.chosen];
-  const std::vector<Touch>& touches = parent.touches[parent.chosen];
-  auto still_enabled = [&](std::uint64_t a) { return std::find(enabled.begin(), enabled.end(), a) != enabled.end(); };
-  std::vector<SleepEntry> sleep;
-  auto consider = [&](std::uint64_t a, const std::vector<Touch>& t) {
-    if (a == actor || !still_enabled(a) || dependent(a, t, actor, touches)) return;
-    sleep.push_back(SleepEntry{a, t});
+void ExhaustiveSearch::push_child_sleep(const Node& parent, std::span<const Option> enabled) {
+  const std::span<const Option> opts = options_of(parent);
+  const std::uint32_t actor = opts[parent.chosen].actor;
+  const std::span<const Touch> chosen = touches(opts[parent.chosen].touches);
+  auto still_enabled = [&](std::uint32_t a) {
+    return std::any_of(enabled.begin(), enabled.end(), [&](const Option& o) { return o.actor == a; });
   };
-  for (const SleepEntry& entry : parent.sleep) consider(entry.actor, entry.touches);
-  for (std::size_t i = 0; i < parent.options.size(); ++i) {
-    if (parent.done[i] && i != parent.chosen && !asleep(parent, i)) consider(parent.actors[i], parent.touches[i]);
+  auto consider = [&](std::uint32_t a, TouchRange t) {
+    if (a == actor || !still_enabled(a) || dependent(a, touches(t), actor, chosen)) return;
+    sleep_arena_.push_back(SleepEntry{a, t});
+  };
+  // Indices, not references: push_back may move the arena.
+  for (std::size_t e = parent.sleep_begin; e < parent.sleep_begin + parent.sleep_count; ++e) {
+    consider(sleep_arena_[e].actor, sleep_arena_[e].touches);
   }
-  return sleep;
+  for (std::size_t i = 0; i < opts.size(); ++i) {
+    if (opts[i].done && i != parent.chosen && !asleep(parent, i)) consider(opts[i].actor, opts[i].touches);
+  }
 }
 
-ExhaustiveSearch::Node ExhaustiveSearch::make_node(std::span<const Action> options) const {
+ExhaustiveSearch::Node ExhaustiveSearch::make_node(std::span<const Action> options) {
   Node node;
-  node.options.assign(options.begin(), options.end());
-  node.actors.reserve(options.size());
-  for (const Action& action : options) node.actors.push_back(actor_key(action));
-  node.backtrack.assign(options.size(), 0);
-  node.done.assign(options.size(), 0);
-  node.touches.assign(options.size(), {});
+  node.option_begin = option_arena_.size();
+  node.option_count = static_cast<std::uint32_t>(options.size());
+  node.touch_begin = touch_arena_.size();
+  for (const Action& action : options) option_arena_.push_back(Option{action, clocks_.actor_id(actor_key(action)), 0, 0, {}});
+  node.sleep_begin = sleep_arena_.size();
   if (!stack_.empty()) {
     const Node& parent = stack_.back();
-    node.previous_actor = parent.actors[parent.chosen];
+    node.previous_actor = chosen_actor(parent);
     node.preemptions = parent.preemptions + (preempts(parent, parent.chosen) ? 1U : 0U);
-    if (options_.reduction) node.sleep = child_sleep(parent, node.actors);
+    if (options_.reduction) push_child_sleep(parent, options_of(node));
   }
+  node.sleep_count = static_cast<std::uint32_t>(sleep_arena_.size() - node.sleep_begin);
   return node;
+}
+
+void ExhaustiveSearch::drop_arenas_of(const Node& node) {
+  option_arena_.resize(node.option_begin);
+  sleep_arena_.resize(node.sleep_begin);
+  touch_arena_.resize(node.touch_begin);
 }
 
 std::size_t ExhaustiveSearch::pick(ChoiceKind, std::span<const Action> options) {
   if (depth_ < stack_.size()) {
-    const Node& node = stack_[depth_];
-    AMAX_CHECK(std::equal(options.begin(), options.end(), node.options.begin(), node.options.end()),
+    const std::span<const Option> opts = options_of(stack_[depth_]);
+    AMAX_CHECK(std::equal(options.begin(), options.end(), opts.begin(), opts.end(),
+                          [](const Action& a, const Option& o) { return a == o.action; }),
                "exhaustive search: the enabled actions differ on replaying a prefix (the engine is not "
                "deterministic)");
-    return node.chosen;
+    return stack_[depth_].chosen;
   }
   Node node = make_node(options);
+  const std::span<Option> opts = options_of(node);
   // Prefer continuing the previous actor (no preemption), then canonical order: a first pass
   // over the previous actor's options (the last of them first), then the others in order.
   std::optional<std::size_t> chosen;
   auto allowed = [&](std::size_t option) { return !(options_.reduction && asleep(node, option)) && !over_bound(node, option); };
-  auto continues = [&](std::size_t i) { return node.previous_actor && node.actors[i] == *node.previous_actor; };
+  auto continues = [&](std::size_t i) { return opts[i].actor == node.previous_actor; };
   for (std::size_t i = options.size(); i-- > 0 && !chosen;) {
     if (continues(i) && allowed(i)) chosen = i;
   }
@@ -92,29 +137,34 @@ std::size_t ExhaustiveSearch::pick(ChoiceKind, std::span<const Action> options) 
   }
   if (!chosen) {
     aborted_ = true;
-    last_enabled_ = node.actors;
+    last_enabled_.clear();
+    for (const Option& o : opts) last_enabled_.push_back(o.actor);
     for (std::size_t i = 0; i < options.size(); ++i) bound_abort_ = bound_abort_ || !(options_.reduction && asleep(node, i));
     if (bound_abort_) ++stats_.bound_skipped;
+    drop_arenas_of(node);
     return stop;
   }
-  if (options_.reduction) {
-    node.backtrack[*chosen] = 1;
-  } else {
-    std::fill(node.backtrack.begin(), node.backtrack.end(), 1);
-  }
+  for (std::size_t i = 0; i < opts.size(); ++i) opts[i].backtrack = options_.reduction ? i == *chosen : 1;
   node.chosen = *chosen;
-  stack_.push_back(std::move(node));
+  stack_.push_back(node);
   return *chosen;
 }
 
 void ExhaustiveSearch::on_step(const Step& step) {
   AMAX_CHECK(depth_ < stack_.size(), "exhaustive search: a step without a pick");
-  Node& node = stack_[depth_];
-  AMAX_CHECK(actor_key(step.action) == node.actors[node.chosen], "exhaustive search: the step is not the pick");
-  node.touches[node.chosen] = step.touches;
-  if (options_.mutant == ReductionMutant::reads_commute) std::erase_if(node.touches[node.chosen], [](const Touch& t) { return !t.write; });
-  if (options_.mutant == ReductionMutant::ignore_disabling) {
-    for (Touch& t : node.touches[node.chosen]) t.disables = false;
+  const Node& node = stack_[depth_];
+  Option& option = option_arena_[node.option_begin + node.chosen];
+  AMAX_CHECK(step.action == option.action, "exhaustive search: the step is not the pick");
+  // A replayed prefix step was recorded by an earlier run; only new steps' touches are kept.
+  if (depth_ >= first_new_) {
+    AMAX_CHECK(depth_ + 1 == stack_.size(), "exhaustive search: a new step below the top of the path");
+    option.touches.begin = touch_arena_.size();
+    for (const Touch& t : step.touches) {
+      if (options_.mutant == ReductionMutant::reads_commute && !t.write) continue;
+      touch_arena_.push_back(t);
+      if (options_.mutant == ReductionMutant::ignore_disabling) touch_arena_.back().disables = false;
+    }
+    option.touches.count = static_cast<std::uint32_t>(touch_arena_.size() - option.touches.begin);
   }
   ++depth_;
 }
@@ -138,13 +188,13 @@ void ExhaustiveSearch::add_backtrack_points_for_races() {
   // Steps before first_new_ are the previous run's and so are their races; only the new
   // steps' clocks and races are computed.
   clocks_.truncate(first_new_);
-  std::vector<std::size_t>& races = races_;
-  std::vector<std::uint32_t>& first_in_v = first_in_v_;
-  std::vector<std::uint32_t>& initials = initials_;  // actor ids
+  std::pmr::vector<std::size_t>& races = races_;
+  std::pmr::vector<std::uint32_t>& first_in_v = first_in_v_;
+  std::pmr::vector<std::uint32_t>& initials = initials_;  // actor ids
   for (std::size_t j = clocks_.size(); j < stack_.size(); ++j) {
-    const Node& at = stack_[j];
+    const Option& at = option_arena_[stack_[j].option_begin + stack_[j].chosen];
     races.clear();
-    clocks_.push(at.actors[at.chosen], at.touches[at.chosen], races);
+    clocks_.push(at.actor, touches(at.touches), races);
     for (const std::size_t i : races) {
       // v = notdep(i).j: the steps after i that do not happen after i, then j. Its initials are
       // the steps with no predecessor in v; per actor, the first step of v is enough to tell.
@@ -159,19 +209,19 @@ void ExhaustiveSearch::add_backtrack_points_for_races() {
         if (!clocks_.happens_before(i, k)) visit(k);
       }
       visit(j);
-      Node& node = stack_[i];
+      const std::span<Option> opts = options_of(stack_[i]);
       const std::uint32_t racing = clocks_.actor_of(j);
       bool covered = false;
       std::optional<std::size_t> candidate;
-      for (std::size_t o = 0; o < node.options.size(); ++o) {
-        const std::uint32_t a = clocks_.actor_id(node.actors[o]);
+      for (std::size_t o = 0; o < opts.size(); ++o) {
+        const std::uint32_t a = opts[o].actor;
         if (std::find(initials.begin(), initials.end(), a) == initials.end()) continue;
-        covered = covered || node.backtrack[o];
+        covered = covered || opts[o].backtrack;
         // Prefer the racing actor itself (the plain reversal), else the first initial.
         if (!candidate || a == racing) candidate = o;
       }
       if (covered || !candidate) continue;  // already scheduled, or not reversible here
-      node.backtrack[*candidate] = 1;
+      opts[*candidate].backtrack = 1;
       ++stats_.races;
     }
   }
@@ -179,31 +229,37 @@ void ExhaustiveSearch::add_backtrack_points_for_races() {
 
 void ExhaustiveSearch::expand_where_a_step_disables_another() {
   for (std::size_t i = first_new_; i < stack_.size(); ++i) {
-    Node& node = stack_[i];
-    const std::vector<std::uint64_t>& after = i + 1 < stack_.size() ? stack_[i + 1].actors : last_enabled_;
+    const Node& node = stack_[i];
+    const std::span<Option> opts = options_of(node);
+    auto enabled_after = [&](std::uint32_t actor) {
+      if (i + 1 == stack_.size()) return std::find(last_enabled_.begin(), last_enabled_.end(), actor) != last_enabled_.end();
+      const std::span<const Option> after = options_of(stack_[i + 1]);
+      return std::any_of(after.begin(), after.end(), [&](const Option& o) { return o.actor == actor; });
+    };
     // A write that may disable another thread's synchronization matters here only when the run
     // got stuck: a synchronization that ran raced with it (path_clocks.h).
-    const std::vector<Touch>& touches = node.touches[node.chosen];
-    bool disables = stuck_ && std::any_of(touches.begin(), touches.end(), [](const Touch& t) { return t.write && t.disables; });
-    for (std::size_t o = 0; o < node.options.size() && !disables; ++o) {
-      disables = o != node.chosen && std::find(after.begin(), after.end(), node.actors[o]) == after.end();
+    const std::span<const Touch> chosen = touches(opts[node.chosen].touches);
+    bool disables = stuck_ && std::any_of(chosen.begin(), chosen.end(), [](const Touch& t) { return t.write && t.disables; });
+    for (std::size_t o = 0; o < opts.size() && !disables; ++o) disables = o != node.chosen && !enabled_after(opts[o].actor);
+    if (disables && options_.mutant != ReductionMutant::ignore_disabling) {
+      for (Option& o : opts) o.backtrack = 1;
     }
-    if (disables && options_.mutant != ReductionMutant::ignore_disabling) std::fill(node.backtrack.begin(), node.backtrack.end(), 1);
   }
 }
 
 bool ExhaustiveSearch::advance_to_next_branch() {
   while (!stack_.empty()) {
     Node& node = stack_.back();
-    node.done[node.chosen] = 1;
-    for (std::size_t o = 0; o < node.options.size(); ++o) {
-      if (!node.backtrack[o] || node.done[o]) continue;
+    const std::span<Option> opts = options_of(node);
+    opts[node.chosen].done = 1;
+    for (std::size_t o = 0; o < opts.size(); ++o) {
+      if (!opts[o].backtrack || opts[o].done) continue;
       if (options_.reduction && asleep(node, o)) {
-        node.done[o] = 1;  // covered by an exploration from an earlier state
+        opts[o].done = 1;  // covered by an exploration from an earlier state
         continue;
       }
       if (over_bound(node, o)) {
-        node.done[o] = 1;
+        opts[o].done = 1;
         ++stats_.bound_skipped;
         continue;
       }
@@ -211,6 +267,7 @@ bool ExhaustiveSearch::advance_to_next_branch() {
       first_new_ = stack_.size() - 1;
       return true;
     }
+    drop_arenas_of(node);
     stack_.pop_back();
   }
   return false;
@@ -262,7 +319,7 @@ std::unique_ptr<Strategy> make_exhaustive_search(const StrategySetup& setup) {
     if (bound > UINT32_MAX) throw InputError(fmt::format("--preemption-bound: expected at most {}, got {}", UINT32_MAX, bound));
     options.preemption_bound = static_cast<std::uint32_t>(bound);
   }
-  return std::make_unique<ExhaustiveSearch>(options);
+  return std::make_unique<ExhaustiveSearch>(options, expected_steps(setup.scenario));
 }
 
 }  // namespace amaxcheck::sched

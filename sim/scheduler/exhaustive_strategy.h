@@ -34,7 +34,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <memory_resource>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "scheduler/path_clocks.h"
@@ -69,7 +71,9 @@ struct ExhaustiveStats {
 
 class ExhaustiveSearch final : public Strategy {
  public:
-  explicit ExhaustiveSearch(ExhaustiveOptions options = {});
+  /// `path_steps`: how long one run of the scenario is (expected_steps), to size the block the
+  /// search's state comes from; 0 when unknown.
+  explicit ExhaustiveSearch(ExhaustiveOptions options = {}, std::uint64_t path_steps = 0);
 
   std::string name() const override { return "exhaustive"; }
   nlohmann::ordered_json parameters() const override;
@@ -91,46 +95,81 @@ class ExhaustiveSearch final : public Strategy {
   const ExhaustiveStats& stats() const { return stats_; }
 
  private:
+  /// The search's state lives in a few arenas shared by every node of the path, in path order
+  /// (a node's slices come after its parent's), so pushing a node allocates nothing once they
+  /// have grown and popping one just shortens them. A step's touches are recorded once, where
+  /// the step is new; sleep entries name them by their place in the arena instead of copying.
+  struct TouchRange {
+    std::size_t begin = 0;
+    std::uint32_t count = 0;
+  };
+  struct Option {
+    Action action;
+    std::uint32_t actor = 0;     ///< PathClocks' dense id of its actor_key
+    std::uint8_t backtrack = 0;  ///< to be explored
+    std::uint8_t done = 0;       ///< explored (or skipped)
+    TouchRange touches;          ///< its step's touches, once run
+  };
   struct SleepEntry {
-    std::uint64_t actor = 0;
-    std::vector<Touch> touches;
+    std::uint32_t actor = 0;
+    TouchRange touches;
   };
   struct Node {
-    std::vector<Action> options;
-    std::vector<std::uint64_t> actors;             ///< actor_key of each option
-    std::vector<std::uint8_t> backtrack;           ///< per option: to be explored
-    std::vector<std::uint8_t> done;                ///< per option: explored (or skipped)
-    std::vector<std::vector<Touch>> touches;       ///< per option: its step's touches, once run
-    std::vector<SleepEntry> sleep;                 ///< sleep set on entering this state
+    std::size_t option_begin = 0;  ///< into option_arena_
+    std::uint32_t option_count = 0;
+    std::size_t sleep_begin = 0;   ///< into sleep_arena_: the sleep set on entering this state
+    std::uint32_t sleep_count = 0;
+    std::size_t touch_begin = 0;   ///< touch_arena_ before this node's first step
     std::size_t chosen = 0;
-    std::uint32_t preemptions = 0;                 ///< preemptions on the path before this node
-    std::optional<std::uint64_t> previous_actor;   ///< actor of the step before this node
+    std::uint32_t preemptions = 0;         ///< preemptions on the path before this node
+    std::int64_t previous_actor = -1;      ///< actor of the step before this node, -1 for none
   };
+
+  std::span<Option> options_of(const Node& node) { return {option_arena_.data() + node.option_begin, node.option_count}; }
+  std::span<const Option> options_of(const Node& node) const {
+    return {option_arena_.data() + node.option_begin, node.option_count};
+  }
+  std::span<const SleepEntry> sleep_of(const Node& node) const {
+    return {sleep_arena_.data() + node.sleep_begin, node.sleep_count};
+  }
+  std::span<const Touch> touches(TouchRange range) const { return {touch_arena_.data() + range.begin, range.count}; }
+  std::uint32_t chosen_actor(const Node& node) const { return option_arena_[node.option_begin + node.chosen].actor; }
 
   bool asleep(const Node& node, std::size_t option) const;
   bool preempts(const Node& node, std::size_t option) const;
   bool over_bound(const Node& node, std::size_t option) const;
-  std::vector<SleepEntry> child_sleep(const Node& parent, std::span<const std::uint64_t> enabled) const;
-  Node make_node(std::span<const Action> options) const;
+  /// Appends the sleep set of a child of `parent` whose enabled actors are `enabled`.
+  void push_child_sleep(const Node& parent, std::span<const Option> enabled);
+  /// Appends a node for `options` (not yet on the stack) and returns it.
+  Node make_node(std::span<const Action> options);
+  /// Shortens the arenas to what the nodes below `node` use.
+  void drop_arenas_of(const Node& node);
   void add_backtrack_points_for_races();
   void expand_where_a_step_disables_another();
   bool advance_to_next_branch();
 
   ExhaustiveOptions options_;
   ExhaustiveStats stats_;
-  std::vector<Node> stack_;
+  /// Every list below comes from this one block (growing when a list outgrows it, freed with
+  /// the search): a search of a small scenario otherwise spends a good part of its time
+  /// allocating and freeing each list as it grows.
+  std::pmr::monotonic_buffer_resource memory_;
+  std::pmr::vector<Node> stack_;
+  std::pmr::vector<Option> option_arena_;
+  std::pmr::vector<SleepEntry> sleep_arena_;
+  std::pmr::vector<Touch> touch_arena_;
   PathClocks clocks_;  ///< happens-before over the path, shared between runs up to first_new_
   std::size_t depth_ = 0;
   std::size_t first_new_ = 0;  ///< first path index whose step is new in this run
   bool aborted_ = false;      ///< pick() returned stop in this run
-  std::vector<std::uint64_t> last_enabled_;  ///< actors enabled where the run ended (empty: none)
+  std::pmr::vector<std::uint32_t> last_enabled_;  ///< actors enabled where the run ended (empty: none)
   bool stuck_ = false;                       ///< the run ended with work left
   bool bound_abort_ = false;  ///< ... because of the preemption bound, not sleep sets
   bool finished_ = false;
   bool started_ = false;
   // add_backtrack_points_for_races' scratch lists, kept so a run allocates none.
-  std::vector<std::size_t> races_;
-  std::vector<std::uint32_t> first_in_v_, initials_;
+  std::pmr::vector<std::size_t> races_;
+  std::pmr::vector<std::uint32_t> first_in_v_, initials_;
 };
 
 /// The strategy table's "exhaustive": its parameters (--max-schedules, --preemption-bound,

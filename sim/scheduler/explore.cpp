@@ -229,10 +229,11 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   std::optional<FailingRun> first_failure;
   std::uint64_t stopped = 0;
   std::atomic<std::uint64_t> runs_done{0};
-  // Small blocks for one worker (an exploration of a few runs pays for no more), large ones
-  // for several (each block ends with every worker waiting for the slowest).
-  const std::uint64_t block_size = jobs == 1 ? 32 : std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
+  // Small blocks for one worker, from one run up (an exploration of a few runs pays for no
+  // more), large ones for several (each block ends with every worker waiting for the slowest).
+  std::uint64_t block_size = jobs == 1 ? 1 : std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
   for (std::uint64_t begin = 0;; begin += block_size) {
+    if (jobs == 1 && begin > 0) block_size = std::min<std::uint64_t>(2 * block_size, 32);
     Block block(begin, begin + block_size, !first_failure);
     auto work = [&](Strategy& strategy, Runner& runner) { block.work(strategy, runner, options, clock, runs_done); };
     if (jobs == 1) {
@@ -257,7 +258,7 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
     result.first_failure = std::move(first_failure);
   }
   result.coverage = entry.coverage;
-  result.step_cap = effective_step_cap(scenario, options.run);
+  result.step_cap = run_options.max_steps;
   result.cut_short.step_cap = result.step_cap;
   if (options.time_budget_s) result.cut_short.time_budget_s = *options.time_budget_s;
   result.verdict = decide_verdict(entry.coverage, result.hazards.size(), result.cut_short, result.coverage_complete);

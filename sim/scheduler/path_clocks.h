@@ -22,8 +22,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory_resource>
 #include <span>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/action.h"
@@ -32,20 +33,22 @@ namespace amaxcheck::sched {
 
 class PathClocks {
  public:
+  /// Its lists come from `memory` (the search's block), which must outlive it.
+  explicit PathClocks(std::pmr::memory_resource* memory = std::pmr::get_default_resource());
+
   /// Dense id of an actor key, assigned on first sight and stable for the search.
   std::uint32_t actor_id(std::uint64_t actor_key);
 
+  /// Makes room for a path of `steps` steps (a guess: the lists still grow past it).
+  void reserve(std::size_t steps);
   std::size_t size() const { return steps_.size(); }
   /// Keeps the first `steps` steps (their clocks stay) and forgets the rest.
   void truncate(std::size_t steps);
-  /// Appends the next step; `races` receives the earlier steps it races with.
-  void push(std::uint64_t actor_key, std::span<const Touch> touches, std::vector<std::size_t>& races);
+  /// Appends the next step, of actor `actor` (an actor_id); `races` receives the earlier steps
+  /// it races with.
+  void push(std::uint32_t actor, std::span<const Touch> touches, std::pmr::vector<std::size_t>& races);
 
   std::uint32_t actor_of(std::size_t step) const { return steps_[step].actor; }
-  /// The touches step `step` was pushed with.
-  std::span<const Touch> touches_of(std::size_t step) const {
-    return {touch_arena_.data() + steps_[step].touch_begin, steps_[step].touch_count};
-  }
   /// Whether step `earlier` happens before step `later` (or is it).
   bool happens_before(std::size_t earlier, std::size_t later) const {
     return clock_at(later, steps_[earlier].actor) >= steps_[earlier].count;
@@ -54,26 +57,41 @@ class PathClocks {
   /// none) happens before step `later`.
   bool has_predecessor_in(std::size_t later, std::span<const std::uint32_t> first_in) const;
   std::uint32_t count_of(std::size_t step) const { return steps_[step].count; }
-  std::size_t actor_count() const { return ids_.size(); }
+  std::size_t actor_count() const { return last_of_actor_.size(); }
 
  private:
-  /// A step's touches and clock live in two arenas shared by every step (a step's slices are
+  /// A step's accesses and clock live in two arenas shared by every step (a step's slices are
   /// contiguous and in path order), so pushing a step allocates nothing once the arenas have
   /// grown, and truncating just shortens them.
   struct StepClock {
     std::uint32_t actor = 0;
     std::uint32_t count = 0;  ///< this step's index among its actor's steps, from 1
-    std::size_t touch_begin = 0;
-    std::uint32_t touch_count = 0;
+    std::size_t access_begin = 0;
+    std::uint32_t access_count = 0;
     std::uint32_t clock_size = 0;  ///< entries by actor id; missing ones are 0
     std::size_t clock_begin = 0;
   };
-  /// Objects keep their slot (and its lists' memory) when truncate forgets their accesses.
+  /// A touch, with its object as a dense id.
+  struct Access {
+    std::uint32_t object = 0;
+    bool write = false;
+  };
+  /// Per object (by dense id): its last write and the heads of two lists in links_, newest
+  /// first: the reads since the last write, and every write (for reads marked Touch::disables).
+  /// Objects keep their id when truncate forgets their accesses.
   struct Object {
     std::int64_t last_write = -1;
-    std::vector<std::size_t> reads;   ///< reads since the last write
-    std::vector<std::size_t> writes;  ///< every write, for reads marked Touch::disables
+    std::int64_t reads = -1;
+    std::int64_t writes = -1;
   };
+  struct Link {
+    std::size_t step = 0;
+    std::int64_t next = -1;
+  };
+  /// Dense ids by key, sorted by key (looked up by binary search: no node per entry).
+  using Index = std::pmr::vector<std::pair<std::uint64_t, std::uint32_t>>;
+  static std::uint32_t dense_id(Index& index, std::uint64_t key, bool& fresh);
+
   std::span<const std::uint32_t> clock_of(std::size_t step) const {
     return {clock_arena_.data() + steps_[step].clock_begin, steps_[step].clock_size};
   }
@@ -81,16 +99,19 @@ class PathClocks {
     const StepClock& s = steps_[step];
     return actor < s.clock_size ? clock_arena_[s.clock_begin + actor] : 0;
   }
+  std::uint32_t object_id(std::uint64_t key);
   void record_accesses(std::size_t step);
 
-  std::unordered_map<std::uint64_t, std::uint32_t> ids_;
-  std::vector<StepClock> steps_;
-  std::vector<Touch> touch_arena_;
-  std::vector<std::uint32_t> clock_arena_;
-  std::unordered_map<std::uint64_t, Object> objects_;
-  std::vector<std::int64_t> last_of_actor_;  ///< by actor id: its last step on the path, -1 for none
-  std::vector<std::size_t> predecessors_;    ///< push's scratch list
-  std::vector<std::size_t> needed_;          ///< push's scratch list: predecessors j could not run without
+  Index actor_index_;
+  std::pmr::vector<std::int64_t> last_of_actor_;  ///< by actor id: its last step on the path, -1 for none
+  Index object_index_;
+  std::pmr::vector<Object> objects_;
+  std::pmr::vector<Link> links_;
+  std::pmr::vector<StepClock> steps_;
+  std::pmr::vector<Access> access_arena_;
+  std::pmr::vector<std::uint32_t> clock_arena_;
+  std::pmr::vector<std::size_t> predecessors_;    ///< push's scratch list
+  std::pmr::vector<std::size_t> needed_;          ///< push's scratch list: predecessors j could not run without
 };
 
 }  // namespace amaxcheck::sched

@@ -9,14 +9,14 @@ namespace amaxcheck::sched {
 namespace {
 
 template <class T>
-std::optional<T> parse_whole(const std::string& text) {
+std::optional<T> parse_whole(std::string_view text) {
   T value{};
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
 }
 
-std::optional<double> parse_number(const std::string& text) {
+std::optional<double> parse_number(std::string_view text) {
   double value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -45,7 +45,7 @@ std::string expected(const StrategyParam& param) {
   return "?";
 }
 
-bool valid(const StrategyParam& param, const std::string& text) {
+bool valid(const StrategyParam& param, std::string_view text) {
   switch (param.type) {
     case ParamType::flag: return text == "true" || text == "false";
     case ParamType::count: return parse_whole<std::uint64_t>(text).has_value();
@@ -72,17 +72,17 @@ const std::string* StrategyArgs::find(std::string_view name) const {
   return it == given_.end() ? nullptr : &it->second;
 }
 
-void check_param_value(const StrategyParam& param, const std::string& text) {
+void check_param_value(const StrategyParam& param, std::string_view text) {
   if (!valid(param, text)) throw InputError(fmt::format("--{}: expected {}, got \"{}\"", param.name, expected(param), text));
 }
 
-std::string StrategySetup::text(std::string_view name, ParamType type) const {
+std::string_view StrategySetup::text(std::string_view name, ParamType type) const {
   for (const StrategyParam& param : params_) {
     if (param.name != name) continue;
     const bool number_kind = type == ParamType::number && param.type == ParamType::positive_number;
     AMAX_CHECK(param.type == type || number_kind, fmt::format("strategy parameter '{}' read as another type", name));
     const std::string* given = args_.find(name);
-    std::string value = given ? *given : std::string(param.default_value);
+    const std::string_view value = given ? std::string_view(*given) : std::string_view(param.default_value);
     check_param_value(param, value);
     return value;
   }
@@ -102,6 +102,6 @@ std::int64_t StrategySetup::integer(std::string_view name) const {
 
 double StrategySetup::number(std::string_view name) const { return *parse_number(text(name, ParamType::number)); }
 
-std::string StrategySetup::choice(std::string_view name) const { return text(name, ParamType::choice); }
+std::string StrategySetup::choice(std::string_view name) const { return std::string(text(name, ParamType::choice)); }
 
 }  // namespace amaxcheck::sched

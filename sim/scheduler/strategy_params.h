@@ -59,7 +59,7 @@ class StrategyArgs {
 };
 
 /// Throws InputError "--<name>: expected ..., got ..." when `text` is not a value of `param`.
-void check_param_value(const StrategyParam& param, const std::string& text);
+void check_param_value(const StrategyParam& param, std::string_view text);
 
 /// The runs of a sampled exploration: run i < runs has its own seed mix_seed(seed, i), so each
 /// is reproducible on its own and spreading runs over workers changes no run.
@@ -92,7 +92,8 @@ class StrategySetup {
   std::string choice(std::string_view name) const;
 
  private:
-  std::string text(std::string_view name, ParamType type) const;
+  /// The given value or the default: both outlive the setup (no copy per read).
+  std::string_view text(std::string_view name, ParamType type) const;
 
   std::span<const StrategyParam> params_;
   const StrategyArgs& args_;
