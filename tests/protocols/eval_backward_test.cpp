@@ -7,13 +7,14 @@
 #include <gtest/gtest.h>
 
 #include "protocols/reference_model.h"
+#include "proven_clean.h"
 #include "run_protocol.h"
-#include "scheduler/explore.h"
 #include "util/check.h"
 
 namespace amaxcheck {
 namespace {
 
+using testing::expect_proven_clean;
 using testing::knobs_of;
 using testing::run_protocol;
 
@@ -59,13 +60,7 @@ TEST(EvalBackward, with_the_backward_reduction_after_the_last_backward_it_is_pro
   Settings settings = adapter_base("exit");
   settings.insert(settings.end(), {{"microbatches", "1"}, {"buckets", "1"}, {"fwd-tensors", "1"}});
   for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async}) {
-    sched::ExploreOptions options;
-    options.strategy = "exhaustive";
-    options.stop_at_first = false;
-    options.args.set("max-schedules", 200'000);
-    const sched::ExploreResult r = sched::explore(build_protocol(knobs_of(protocol, settings)), options);
-    EXPECT_TRUE(r.coverage_complete) << to_string(protocol) << ": " << r.runs << " schedules";
-    EXPECT_TRUE(r.hazards.empty()) << to_string(protocol) << ": " << r.hazards.front().hazard.summary;
+    expect_proven_clean(knobs_of(protocol, settings));
   }
 }
 

@@ -6,13 +6,14 @@
 // values the reference does not give.
 #include <gtest/gtest.h>
 
+#include "proven_clean.h"
 #include "run_protocol.h"
-#include "scheduler/explore.h"
 #include "util/check.h"
 
 namespace amaxcheck {
 namespace {
 
+using testing::expect_proven_clean;
 using testing::knobs_of;
 using testing::run_protocol;
 
@@ -69,13 +70,7 @@ TEST(Recompute, a_recompute_that_registers_nothing_is_proven_clean_in_the_small_
   Settings settings = recomputing("skip");
   settings.insert(settings.end(), {{"modules", "1"}, {"microbatches", "1"}, {"buckets", "1"}, {"fwd-tensors", "1"}});
   for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async}) {
-    sched::ExploreOptions options;
-    options.strategy = "exhaustive";
-    options.stop_at_first = false;
-    options.args.set("max-schedules", 200'000);
-    const sched::ExploreResult r = sched::explore(build_protocol(knobs_of(protocol, settings)), options);
-    EXPECT_TRUE(r.coverage_complete) << to_string(protocol) << ": " << r.runs << " schedules";
-    EXPECT_TRUE(r.hazards.empty()) << to_string(protocol) << ": " << r.hazards.front().hazard.summary;
+    expect_proven_clean(knobs_of(protocol, settings));
   }
 }
 

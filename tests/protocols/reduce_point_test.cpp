@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "proven_clean.h"
 #include "run_protocol.h"
 #include "scheduler/explore.h"
 #include "util/check.h"
@@ -13,7 +14,9 @@
 namespace amaxcheck {
 namespace {
 
+using testing::expect_proven_clean;
 using testing::knobs_of;
+using testing::search_exhaustively;
 using testing::run_protocol;
 
 /// The smallest shape with two modules: 2 DP ranks, one microbatch, bucket and forward tensor.
@@ -21,21 +24,6 @@ ProtocolKnobs small(ProtocolName protocol, std::vector<std::pair<std::string, st
   settings.insert(settings.begin(), {{"dp", "2"}, {"modules", "2"}, {"microbatches", "1"}, {"iters", "1"},
                                      {"buckets", "1"}, {"fwd-tensors", "1"}});
   return knobs_of(protocol, std::move(settings));
-}
-
-/// The whole exhaustive search (not stopping at the first hazard).
-sched::ExploreResult search(const ProtocolKnobs& knobs) {
-  sched::ExploreOptions options;
-  options.strategy = "exhaustive";
-  options.stop_at_first = false;
-  options.args.set("max-schedules", 200'000);  // far above what these need; hitting it fails the test
-  return sched::explore(build_protocol(knobs), options);
-}
-
-void expect_proven_clean(const ProtocolKnobs& knobs) {
-  const sched::ExploreResult r = search(knobs);
-  EXPECT_TRUE(r.coverage_complete) << command_line(knobs) << ": " << r.runs << " schedules";
-  EXPECT_TRUE(r.hazards.empty()) << command_line(knobs) << ": " << r.hazards.front().hazard.summary;
 }
 
 /// Ops of rank 0 named `name`, in program order, with their origins.
@@ -113,7 +101,7 @@ TEST(FrozenModule, a_backward_reduction_tied_to_a_frozen_first_module_never_goes
   EXPECT_TRUE(run.done);  // nothing hangs: every rank skips the reduction alike
   EXPECT_TRUE(origins_of(run.scenario, "amax_reduce_bwd").empty());
   EXPECT_TRUE(run.has(HazardKind::value_mismatch) || run.has(HazardKind::replica_divergence)) << run.describe();
-  const sched::ExploreResult r = search(knobs);
+  const sched::ExploreResult r = search_exhaustively(knobs);
   EXPECT_TRUE(r.coverage_complete);
   EXPECT_TRUE(std::any_of(r.hazards.begin(), r.hazards.end(), [](const sched::FoundHazard& h) {
     return h.hazard.kind == HazardKind::replica_divergence && h.hazard.summary.find("module 1 / backward") != std::string::npos;

@@ -4,12 +4,13 @@
 // that only update the modules that ran, and is clean under static slots that update every slot.
 #include <gtest/gtest.h>
 
+#include "proven_clean.h"
 #include "run_protocol.h"
-#include "scheduler/explore.h"
 
 namespace amaxcheck {
 namespace {
 
+using testing::expect_proven_clean;
 using testing::knobs_of;
 using testing::run_protocol;
 
@@ -76,13 +77,7 @@ TEST(Registration, static_slots_that_update_every_slot_are_proven_clean_in_the_s
   Settings settings = skipped_on_rank_1("static", "update");
   settings.insert(settings.end(), {{"buckets", "1"}, {"fwd-tensors", "1"}, {"iters", "2"}});
   for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async}) {
-    sched::ExploreOptions options;
-    options.strategy = "exhaustive";
-    options.stop_at_first = false;
-    options.args.set("max-schedules", 200'000);
-    const sched::ExploreResult r = sched::explore(build_protocol(knobs_of(protocol, settings)), options);
-    EXPECT_TRUE(r.coverage_complete) << to_string(protocol) << ": " << r.runs << " schedules";
-    EXPECT_TRUE(r.hazards.empty()) << to_string(protocol) << ": " << r.hazards.front().hazard.summary;
+    expect_proven_clean(knobs_of(protocol, settings));
   }
 }
 
