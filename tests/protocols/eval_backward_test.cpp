@@ -14,6 +14,7 @@
 namespace amaxcheck {
 namespace {
 
+using testing::count_ops;
 using testing::expect_proven_clean;
 using testing::knobs_of;
 using testing::run_protocol;
@@ -23,14 +24,6 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 /// Module 0 of two is the adapter's frozen base layer: evaluation mode, with a backward.
 Settings adapter_base(const char* reduce_at) {
   return {{"dp", "2"}, {"modules", "2"}, {"eval-backward", "0"}, {"reduce-at", reduce_at}};
-}
-
-std::size_t count_ops(const Scenario& s, RankId rank, const std::string& name) {
-  std::size_t n = 0;
-  for (const Thread& thread : s.ranks[rank].threads) {
-    for (const Op& op : thread.program) n += op.name == name ? 1 : 0;
-  }
-  return n;
 }
 
 TEST(EvalBackward, the_module_registers_its_backward_but_not_its_forward_and_computes_no_wgrad) {

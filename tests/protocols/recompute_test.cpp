@@ -13,6 +13,7 @@
 namespace amaxcheck {
 namespace {
 
+using testing::count_ops;
 using testing::expect_proven_clean;
 using testing::knobs_of;
 using testing::run_protocol;
@@ -21,14 +22,6 @@ using Settings = std::vector<std::pair<std::string, std::string>>;
 
 Settings recomputing(const char* amax) {
   return {{"dp", "2"}, {"modules", "2"}, {"recompute", "on"}, {"recompute-amax", amax}};
-}
-
-std::size_t count_ops(const Scenario& s, RankId rank, const std::string& name) {
-  std::size_t n = 0;
-  for (const Thread& thread : s.ranks[rank].threads) {
-    for (const Op& op : thread.program) n += op.name == name ? 1 : 0;
-  }
-  return n;
 }
 
 TEST(Recompute, the_default_registers_nothing_in_the_recompute) {

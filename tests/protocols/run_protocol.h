@@ -43,6 +43,15 @@ inline ProtocolRun run_protocol(const ProtocolKnobs& knobs) {
   return run;
 }
 
+/// How many ops of `rank`'s programs are named `name`.
+inline std::size_t count_ops(const Scenario& s, RankId rank, const std::string& name) {
+  std::size_t n = 0;
+  for (const Thread& thread : s.ranks[rank].threads) {
+    for (const Op& op : thread.program) n += op.name == name ? 1 : 0;
+  }
+  return n;
+}
+
 /// Knobs from command-line style pairs, e.g. knobs_of(ProtocolName::te_async, {{"comm", "shared"}}).
 inline ProtocolKnobs knobs_of(ProtocolName protocol, std::vector<std::pair<std::string, std::string>> settings) {
   ProtocolKnobs knobs;
