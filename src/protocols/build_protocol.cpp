@@ -62,6 +62,74 @@ void add_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& la
   }
 }
 
+/// --sp-gather fp8: one check per (TP group, module, direction) of the gathered tensor 0, which
+/// every TP peer must hold bit-identical (the all-gather gives them the same bytes; the scale_inv
+/// they read them with must agree too). Expected: the peers' reference casts in TP order and the
+/// reference scale_inv, when the reference defines them and they agree.
+void add_sp_gather_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& layout, const ReferenceResult& ref) {
+  if (knobs.sp_gather != SpGather::fp8) return;
+  const Groups groups = layout.partition({Dim::tp});
+  std::vector<std::uint32_t> groups_per_stage(knobs.pp, 0);
+  for (const auto& group : groups) ++groups_per_stage[layout.stage(group.front())];
+  for (const auto& holders : groups) {
+    const std::uint32_t stage = layout.stage(holders.front());
+    for (std::uint32_t m = 0; m < stage_module_count(knobs, stage); ++m) {
+      for (Direction dir : {Direction::forward, Direction::backward}) {
+        ReplicaCheck check;
+        check.tensor = fmt::format("stage {} / module {} / {} / sp_gathered", stage, m, to_string(dir));
+        if (groups_per_stage[stage] > 1) check.tensor += fmt::format(" / ranks {}", fmt::join(holders, ","));
+        const std::string buffer = fmt::format("m{}.{}.sp_gathered", m, dir == Direction::forward ? "fwd" : "bwd");
+        std::vector<float> expected;
+        bool agree = true;
+        for (RankId r : holders) {
+          const Rank& rank = scenario.ranks[r];
+          const BufferId b = find_buffer(rank, buffer);
+          check.replicas.push_back({r, Range{b, 0, rank.buffers[b].size}});
+          const ReferenceCast& mine = ref.cast(r, dir, m);
+          agree = agree && ref.at(r, dir, m).defined && !mine.values.empty() &&
+                  mine.scale_inv == ref.cast(holders.front(), dir, m).scale_inv;
+          expected.insert(expected.end(), mine.values.begin(), mine.values.end());
+        }
+        expected.push_back(ref.cast(holders.front(), dir, m).scale_inv);
+        if (agree) check.expected = std::move(expected);
+        scenario.checks.push_back(std::move(check));
+      }
+    }
+  }
+}
+
+/// --fsdp: per (FSDP group, module) the weight's scale, scale_inv and gathered FP8 weight, which
+/// every member must hold bit-identical, expected from the reference.
+void add_fsdp_checks(Scenario& scenario, const ProtocolKnobs& knobs, const Layout& layout, const ReferenceResult& ref) {
+  if (knobs.fsdp == FsdpMode::off) return;
+  const Groups groups = layout.partition({Dim::cp, Dim::dp});
+  std::vector<std::uint32_t> groups_per_stage(knobs.pp, 0);
+  for (const auto& group : groups) ++groups_per_stage[layout.stage(group.front())];
+  for (const auto& holders : groups) {
+    const std::uint32_t stage = layout.stage(holders.front());
+    for (std::uint32_t m = 0; m < stage_module_count(knobs, stage); ++m) {
+      const ReferenceWeight& first = ref.weight(holders.front(), m);
+      std::vector<float> gathered;
+      for (RankId r : holders) gathered.insert(gathered.end(), ref.weight(r, m).shard_fp8.begin(), ref.weight(r, m).shard_fp8.end());
+      gathered.push_back(first.scale_inv);
+      const std::pair<const char*, std::vector<float>> quantities[] = {
+          {"scale", {first.scale}}, {"scale_inv", {first.scale_inv}}, {"fsdp_gathered", gathered}};
+      for (const auto& [quantity, expected] : quantities) {
+        ReplicaCheck check;
+        check.tensor = fmt::format("stage {} / module {} / weight / {}", stage, m, quantity);
+        if (groups_per_stage[stage] > 1) check.tensor += fmt::format(" / ranks {}", fmt::join(holders, ","));
+        for (RankId r : holders) {
+          const Rank& rank = scenario.ranks[r];
+          const BufferId b = find_buffer(rank, fmt::format("m{}.weight.{}", m, quantity));
+          check.replicas.push_back({r, Range{b, 0, rank.buffers[b].size}});
+        }
+        check.expected = expected;
+        scenario.checks.push_back(std::move(check));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const char* to_string(ProtocolName protocol) { return enum_name(protocol); }
@@ -90,7 +158,11 @@ Scenario build_protocol(const ProtocolKnobs& knobs) {
   const std::string line = command_line(knobs);
   scenario.source = line;
   scenario.name = line.substr(std::string("amaxcheck check ").size());
-  add_checks(scenario, knobs, Layout(knobs), run_reference_model(knobs));
+  const Layout layout(knobs);
+  const ReferenceResult ref = run_reference_model(knobs);
+  add_checks(scenario, knobs, layout, ref);
+  add_sp_gather_checks(scenario, knobs, layout, ref);
+  add_fsdp_checks(scenario, knobs, layout, ref);
   return scenario;
 }
 

@@ -62,6 +62,20 @@ std::vector<VariantDoc> variant_docs() {
        "FP8 forward of its own: each module's prepare step copies back and updates, and it registers and reduces again "
        "(what TE's recompute phase exists to avoid; no release named; not verified against a tagged release)",
        "value_mismatch: the forward history rolls twice per autocast (every rank alike, so no divergence)"},
+      {"sp-amax", "reduce",
+       "sequence parallelism with the FP8 all-gather, the gathered tensor cast with a scale from an amax reduced over a "
+       "group holding the TP peers: TransformerEngine after NVIDIA/TransformerEngine#74 / #79 (Feb. 2023; the TP reduction "
+       "forced with sequence_parallel, fp8_group must contain the TP group), and TE 2.x current scaling's "
+       "_customize_quantizers_float8_current_scaling (with_amax_reduction over tp_group for a sequence-parallel column "
+       "input and row grad output; read in module/linear.py, release not verified)",
+       ""},
+      {"sp-amax", "local",
+       "delayed scaling: TransformerEngine before NVIDIA/TransformerEngine#74, where the recipe's reduce_amax=False skipped "
+       "every amax reduction although sequence parallelism gathers the cast shards in FP8 (the PR's description; release "
+       "not verified); current scaling: a quantizer of the gathered tensor without its TP-group amax all-reduce (the "
+       "quantizer's default, with_amax_reduction=False; not known to have shipped)",
+       "replica_divergence of the gathered tensor (sp_gathered) and of the scales across the TP peers, value_mismatch "
+       "against the reference's shards"},
       {"empty-quantize", "join", "a current-scaling quantizer that joins the amax all-reduce with amax 0 for an empty input", ""},
       {"empty-quantize", "return-early", "a current-scaling quantizer that returns before the all-reduce for an empty input",
        "unjoined_collective / deadlock: its TP peers wait in the all-reduce"},
