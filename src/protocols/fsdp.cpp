@@ -34,13 +34,7 @@ ScaleUpdateParams weight_scale_params() {
 
 void ProgramGenerator::fsdp_make_comms(Scenario& scenario) {
   if (knobs_.fsdp == FsdpMode::off) return;
-  const Groups groups = layout_.partition({Dim::cp, Dim::dp});
-  fsdp_comm_of_.assign(layout_.world(), std::nullopt);
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const auto id = static_cast<CommId>(scenario.comms.size());
-    scenario.comms.push_back(Communicator{groups.size() == 1 ? std::string("fsdp") : fmt::format("fsdp{}", g), groups[g]});
-    for (RankId r : groups[g]) fsdp_comm_of_[r] = id;
-  }
+  add_group_comms(scenario, layout_.partition({Dim::cp, Dim::dp}), "fsdp", fsdp_comm_of_);
   if (knobs_.fsdp_amax_group == FsdpAmaxGroup::world) {
     world_comm_ = static_cast<CommId>(scenario.comms.size());
     std::vector<RankId> all(layout_.world());

@@ -34,6 +34,16 @@ std::uint32_t ProgramGenerator::bucket_position(std::uint32_t bucket, std::uint3
   return ((bucket + 1) * modules + knobs_.buckets - 1) / knobs_.buckets - 1;
 }
 
+void ProgramGenerator::add_group_comms(Scenario& scenario, const Groups& groups, const char* base,
+                                       std::vector<std::optional<CommId>>& comm_of) {
+  comm_of.assign(layout_.world(), std::nullopt);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto id = static_cast<CommId>(scenario.comms.size());
+    scenario.comms.push_back(Communicator{indexed(base, g, groups.size()), groups[g]});
+    for (RankId r : groups[g]) comm_of[r] = id;
+  }
+}
+
 void ProgramGenerator::make_comms(Scenario& scenario) {
   grad_groups_ = layout_.grad_groups();
   amax_groups_ = layout_.amax_groups();
@@ -61,27 +71,11 @@ void ProgramGenerator::make_comms(Scenario& scenario) {
     }
     for (RankId r : group) amax_comm_of_[r] = id;
   }
-  if (pipelined(knobs_)) {
-    // The pipeline groups: one per (TP, CP, DP) index, members in stage order (member index =
-    // stage), as Megatron-LM's pipeline-parallel group.
-    const Groups pipelines = layout_.partition({Dim::pp});
-    pp_comm_of_.assign(layout_.world(), std::nullopt);
-    for (std::size_t g = 0; g < pipelines.size(); ++g) {
-      const auto id = static_cast<CommId>(scenario.comms.size());
-      scenario.comms.push_back(Communicator{indexed("pp", g, pipelines.size()), pipelines[g]});
-      for (RankId r : pipelines[g]) pp_comm_of_[r] = id;
-    }
-  }
-  if (knobs_.sp_gather == SpGather::fp8) {
-    // The TP groups (Megatron-LM's tensor-model-parallel group), member index = TP index.
-    const Groups tp_groups = layout_.partition({Dim::tp});
-    tp_comm_of_.assign(layout_.world(), std::nullopt);
-    for (std::size_t g = 0; g < tp_groups.size(); ++g) {
-      const auto id = static_cast<CommId>(scenario.comms.size());
-      scenario.comms.push_back(Communicator{indexed("tp", g, tp_groups.size()), tp_groups[g]});
-      for (RankId r : tp_groups[g]) tp_comm_of_[r] = id;
-    }
-  }
+  // The pipeline groups: one per (TP, CP, DP) index, members in stage order (member index =
+  // stage), as Megatron-LM's pipeline-parallel group.
+  if (pipelined(knobs_)) add_group_comms(scenario, layout_.partition({Dim::pp}), "pp", pp_comm_of_);
+  // The TP groups (Megatron-LM's tensor-model-parallel group), member index = TP index.
+  if (knobs_.sp_gather == SpGather::fp8) add_group_comms(scenario, layout_.partition({Dim::tp}), "tp", tp_comm_of_);
   fsdp_make_comms(scenario);
   for (const Communicator& comm : scenario.comms) comm_names_.push_back(comm.name);
 }

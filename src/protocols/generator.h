@@ -102,6 +102,8 @@ class ProgramGenerator {
 
   // generator.cpp: the shared skeleton.
   void make_comms(Scenario& scenario);
+  /// One communicator per group, named `base` (`base<g>` when there are several); `comm_of[r]` is rank r's.
+  void add_group_comms(Scenario& scenario, const Groups& groups, const char* base, std::vector<std::optional<CommId>>& comm_of);
   void setup_rank(RankState& rs);
   void write_forward(RankState& rs, std::uint32_t autocast);
   /// The forward pass of one autocast: its modules and the autocast exit.

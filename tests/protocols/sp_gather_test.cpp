@@ -26,12 +26,6 @@ constexpr ProtocolName kProtocols[] = {ProtocolName::te_sync, ProtocolName::te_a
 
 Settings sequence_parallel(const char* amax) { return {{"tp", "2"}, {"dp", "1"}, {"sp-gather", "fp8"}, {"sp-amax", amax}}; }
 
-bool reported_on(const testing::ProtocolRun& run, HazardKind kind, const std::string& subject) {
-  return std::any_of(run.hazards.begin(), run.hazards.end(), [&](const Hazard& h) {
-    return h.kind == kind && h.subject.find(subject) != std::string::npos;
-  });
-}
-
 TEST(SpGather, the_default_gathers_nothing) {
   EXPECT_EQ(ProtocolKnobs{}.sp_gather, SpGather::off);
   EXPECT_EQ(ProtocolKnobs{}.sp_amax, SpAmax::reduce);
@@ -71,8 +65,8 @@ TEST(SpGather, a_local_amax_gathers_shards_cast_with_different_scales) {
   for (ProtocolName protocol : kProtocols) {
     const auto run = run_protocol(knobs_of(protocol, sequence_parallel("local")));
     EXPECT_TRUE(run.done) << to_string(protocol);
-    EXPECT_TRUE(reported_on(run, HazardKind::replica_divergence, "sp_gathered")) << to_string(protocol) << "\n" << run.describe();
-    EXPECT_TRUE(reported_on(run, HazardKind::value_mismatch, "sp_gathered")) << to_string(protocol) << "\n" << run.describe();
+    EXPECT_TRUE(run.has_about(HazardKind::replica_divergence, "sp_gathered")) << to_string(protocol) << "\n" << run.describe();
+    EXPECT_TRUE(run.has_about(HazardKind::value_mismatch, "sp_gathered")) << to_string(protocol) << "\n" << run.describe();
     EXPECT_FALSE(run.has(HazardKind::data_race)) << to_string(protocol) << "\n" << run.describe();
     EXPECT_FALSE(run.has(HazardKind::collective_mismatch)) << to_string(protocol) << "\n" << run.describe();
   }
@@ -95,7 +89,7 @@ TEST(SpGather, a_delayed_amax_group_without_the_tp_peers_diverges_the_gathered_i
   settings.insert(settings.end(), {{"dp", "2"}, {"group", "dp"}});
   const auto run = run_protocol(knobs_of(ProtocolName::te_sync, settings));
   EXPECT_TRUE(run.done);
-  EXPECT_TRUE(reported_on(run, HazardKind::replica_divergence, "sp_gathered")) << run.describe();
+  EXPECT_TRUE(run.has_about(HazardKind::replica_divergence, "sp_gathered")) << run.describe();
 }
 
 TEST(SpGather, a_scale_reduced_over_the_tp_peers_is_proven_clean_in_the_small_shape) {
