@@ -18,7 +18,8 @@ constexpr std::size_t block_bytes_per_step = 1024;
 
 ExhaustiveSearch::ExhaustiveSearch(ExhaustiveOptions options, std::uint64_t path_steps)
     : options_(options),
-      memory_(reserved_steps(path_steps) * block_bytes_per_step),
+      block_(reserved_steps(path_steps) * block_bytes_per_step),
+      memory_(block_.data(), block_.size()),
       stack_(&memory_),
       option_arena_(&memory_),
       sleep_arena_(&memory_),

@@ -42,6 +42,7 @@
 #include "scheduler/path_clocks.h"
 #include "scheduler/strategy.h"
 #include "scheduler/strategy_params.h"
+#include "scheduler/thread_block.h"
 
 namespace amaxcheck::sched {
 
@@ -152,7 +153,9 @@ class ExhaustiveSearch final : public Strategy {
   ExhaustiveStats stats_;
   /// Every list below comes from this one block (growing when a list outgrows it, freed with
   /// the search): a search of a small scenario otherwise spends a good part of its time
-  /// allocating and freeing each list as it grows.
+  /// allocating and freeing each list as it grows. Its first part is this thread's spare block
+  /// (thread_block.h), so searches run one after another allocate it once.
+  ThreadBlock block_;
   std::pmr::monotonic_buffer_resource memory_;
   std::pmr::vector<Node> stack_;
   std::pmr::vector<Option> option_arena_;

@@ -11,17 +11,28 @@
 namespace amaxcheck {
 
 Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(o) {
+  std::size_t threads = 0, streams = 0, events = 0;
+  actor_base.reserve(s.ranks.size());
   for (const Rank& rank : s.ranks) {
     actor_base.push_back(static_cast<ActorId>(actor_count));
     actor_count += rank.threads.size() + rank.streams.size();
+    threads += rank.threads.size();
+    streams += rank.streams.size();
+    events += rank.events.size();
   }
+  op_base.reserve(s.ranks.size(), threads);
+  thread_lanes.reserve(s.ranks.size(), threads);
+  stream_syncers.reserve(s.ranks.size(), streams);
+  stream_lanes.reserve(s.ranks.size(), streams);
+  event_syncers.reserve(s.ranks.size(), events);
+  observers.reserve(8);  // the four detectors and a strategy or two: reset keeps the room
   ranks.resize(s.ranks.size());
   root = VectorClock(actor_count);  // every clock starts as a copy, sharing its base
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const Rank& rank = s.ranks[r];
     RankState& st = ranks[r];
     ActorId next = actor_base[r];
-    // Reserved: a StreamState's deque is copied, not moved, when a vector grows.
+    // Reserved: each list is sized once, for the rank it belongs to.
     st.threads.reserve(rank.threads.size());
     st.streams.reserve(rank.streams.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
@@ -30,35 +41,38 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
       st.streams.push_back(StreamState{next++, {}, root});
     }
-    auto& op_base_of_rank = op_base.emplace_back();
+    const std::span<std::uint32_t> op_base_of_rank = op_base.add_row(rank.threads.size());
     std::uint32_t ops = 0;
-    for (const Thread& t : rank.threads) {
-      op_base_of_rank.push_back(ops);
-      ops += static_cast<std::uint32_t>(t.program.size());
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) {
+      op_base_of_rank[t] = ops;
+      ops += static_cast<std::uint32_t>(rank.threads[t].program.size());
     }
-    auto& by_stream = stream_syncers.emplace_back(rank.streams.size(), 0);
-    auto& by_event = event_syncers.emplace_back(rank.events.size(), 0);
+    const std::span<std::uint64_t> by_stream = stream_syncers.add_row(rank.streams.size(), 0);
+    const std::span<std::uint64_t> by_event = event_syncers.add_row(rank.events.size(), 0);
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
       const std::uint64_t bit = std::uint64_t{1} << std::min<std::size_t>(t, 63);
       for (const Op& op : rank.threads[t].program) {
-        if (op.kind == OpKind::stream_synchronize) by_stream.at(op.stream) |= bit;
+        if (op.kind == OpKind::stream_synchronize) {
+          AMAX_CHECK(op.stream < by_stream.size(), "stream_synchronize names a stream the rank does not have");
+          by_stream[op.stream] |= bit;
+        }
         if (op.kind == OpKind::device_synchronize) {
           for (auto& syncers : by_stream) syncers |= bit;
         }
-        if (op.kind == OpKind::event_synchronize) by_event.at(op.event) |= bit;
+        if (op.kind == OpKind::event_synchronize) {
+          AMAX_CHECK(op.event < by_event.size(), "event_synchronize names an event the rank does not have");
+          by_event[op.event] |= bit;
+        }
       }
     }
     st.latest_record.resize(rank.events.size());
-    st.comm_issued.resize(s.comms.size(), 0);
-    st.comm_completed.resize(s.comms.size(), 0);
-    st.comm_last_clock.resize(s.comms.size());
-    st.comm_ops_issued.resize(s.comms.size(), 0);
-    st.comm_ops_done.resize(s.comms.size(), 0);
+    st.per_comm.resize(s.comms.size());
     st.flag_signals.resize(rank.flags.size());
-    auto& threads = thread_lanes.emplace_back();
-    for (const Thread& t : rank.threads) threads.push_back("thread " + t.name);
-    auto& streams = stream_lanes.emplace_back();
-    for (const Stream& k : rank.streams) streams.push_back("stream " + k.name);
+    const std::span<std::string> thread_names = thread_lanes.add_row(rank.threads.size());
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) thread_names[t] = "thread " + rank.threads[t].name;
+    const std::span<std::string> stream_names = stream_lanes.add_row(rank.streams.size());
+    for (std::size_t k = 0; k < rank.streams.size(); ++k) stream_names[k] = "stream " + rank.streams[k].name;
+    st.buffers.reserve(rank.buffers.size());
     for (const Buffer& b : rank.buffers) {
       std::vector<float> values(b.size, 0.0f);
       std::copy_n(b.init.begin(), std::min<std::size_t>(b.init.size(), b.size), values.begin());
@@ -66,6 +80,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     }
   }
   comms.resize(s.comms.size());
+  comm_lanes.reserve(s.comms.size());
   for (const Communicator& c : s.comms) comm_lanes.push_back("comm " + c.name);
 }
 
@@ -91,12 +106,8 @@ void Engine::State::reset(EngineOptions o) {
       std::fill(values.begin(), values.end(), 0.0f);
       std::copy_n(buffer.init.begin(), std::min<std::size_t>(buffer.init.size(), buffer.size), values.begin());
     }
-    std::fill(st.comm_issued.begin(), st.comm_issued.end(), 0);
-    std::fill(st.comm_completed.begin(), st.comm_completed.end(), 0);
-    std::fill(st.comm_last_clock.begin(), st.comm_last_clock.end(), VectorClock());
+    for (RankCommState& c : st.per_comm) c = RankCommState{};
     st.uncompleted.clear();
-    std::fill(st.comm_ops_issued.begin(), st.comm_ops_issued.end(), 0);
-    std::fill(st.comm_ops_done.begin(), st.comm_ops_done.end(), 0);
     st.p2p_issued.clear();
   }
   for (CommState& c : comms) c = CommState{};
@@ -135,9 +146,9 @@ std::vector<float> Engine::read(RankId rank, const Range& range) const {
 const std::string& Engine::lane_name(const Action& action) const {
   const State& st = *state_;
   switch (action.kind) {
-    case ActionKind::issue: return st.thread_lanes.at(action.rank).at(action.lane);
+    case ActionKind::issue: return st.thread_lanes.at(action.rank, action.lane);
     case ActionKind::execute:
-    case ActionKind::join: return st.stream_lanes.at(action.rank).at(action.lane);
+    case ActionKind::join: return st.stream_lanes.at(action.rank, action.lane);
     case ActionKind::complete: return st.comm_lanes.at(action.lane);
   }
   static const std::string unknown = "?";
@@ -166,11 +177,11 @@ bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
 
 /// A comm op at the head of a stream may join: NCCL's per-comm order, under serialized kernels
 /// the device's launch order, and for a group, every op of the group queued behind it.
-bool may_join(const Engine::State& st, RankId r, const std::deque<QueuedOp>& queue) {
+bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue) {
   const RankState& rank = st.ranks[r];
   const QueuedOp& q = queue.front();
   if (st.options.mutant != Mutant::drop_comm_ordering) {
-    if (rank.comm_ops_done[q.op->comm] != q.order) return false;
+    if (rank.per_comm[q.op->comm].ops_done != q.order) return false;
   }
   if (st.scenario.kernels == KernelConcurrency::serialized) {
     AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
@@ -216,7 +227,7 @@ std::size_t p2p_group_size(const Scenario& s, const OpRef& first) {
   return n;
 }
 
-std::size_t queued_group_size(const std::deque<QueuedOp>& queue) {
+std::size_t queued_group_size(const Fifo<QueuedOp>& queue) {
   const QueuedOp& head = queue.front();
   if (head.op->group == 0 || !is_p2p(head.op->kind)) return 1;
   std::size_t n = 1;

@@ -1,7 +1,6 @@
 #pragma once
 /// Internal run state of the Engine (not part of the public API).
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,6 +9,8 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/fifo.h"
+#include "engine/per_rank.h"
 #include "engine/vector_clock.h"
 
 namespace amaxcheck {
@@ -44,8 +45,18 @@ struct ThreadState {
 
 struct StreamState {
   ActorId actor = 0;
-  std::deque<QueuedOp> queue;
+  Fifo<QueuedOp> queue;
   VectorClock clock;
+};
+
+/// One rank's counts on one communicator. One struct, not a list per count: a rank's lists are
+/// most of what building an engine allocates.
+struct RankCommState {
+  std::uint64_t issued = 0;      ///< collectives issued
+  std::uint64_t completed = 0;   ///< collectives completed
+  std::uint64_t ops_issued = 0;  ///< collectives and p2p ops issued
+  std::uint64_t ops_done = 0;    ///< collectives and p2p ops completed
+  VectorClock last_clock;        ///< clock after the last completion; empty before it
 };
 
 struct RankState {
@@ -54,14 +65,10 @@ struct RankState {
   std::vector<std::shared_ptr<RecordState>> latest_record;  ///< per event; null = never recorded
   std::vector<std::vector<VectorClock>> flag_signals;       ///< per host flag: clock per signal
   std::vector<std::vector<float>> buffers;
-  // Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
-  std::vector<std::uint64_t> comm_issued;     ///< collectives issued
-  std::vector<std::uint64_t> comm_completed;  ///< collectives completed
-  std::vector<VectorClock> comm_last_clock;   ///< clock after the last completion; empty before it
+  /// Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
+  std::vector<RankCommState> per_comm;
   /// Comm ops (collectives and p2p) in launch order, as (comm, order).
-  std::deque<std::pair<CommId, std::uint64_t>> uncompleted;
-  std::vector<std::uint64_t> comm_ops_issued;  ///< per comm: collectives and p2p ops issued
-  std::vector<std::uint64_t> comm_ops_done;    ///< per comm: collectives and p2p ops completed
+  Fifo<std::pair<CommId, std::uint64_t>> uncompleted;
   /// p2p ops issued, per (comm, peer rank, is a send): the next op's pair index.
   std::map<std::tuple<CommId, RankId, bool>, std::uint64_t> p2p_issued;
 };
@@ -107,7 +114,7 @@ bool completes_collective(const Engine::State& st, CommId comm);
 /// Ops in the ncclGroup that starts at `first` (1 when it is not grouped), from the program.
 std::size_t p2p_group_size(const Scenario& s, const OpRef& first);
 /// Ops of the head's group queued, contiguous, at the head of `queue` (1 when not grouped).
-std::size_t queued_group_size(const std::deque<QueuedOp>& queue);
+std::size_t queued_group_size(const Fifo<QueuedOp>& queue);
 
 struct Engine::State {
   const Scenario& scenario;
@@ -116,11 +123,11 @@ struct Engine::State {
   std::vector<RankState> ranks;
   std::vector<CommState> comms;
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
-  std::vector<std::vector<std::uint32_t>> op_base;  ///< per rank, per thread: first op's ordinal on the rank
+  PerRank<std::uint32_t> op_base;  ///< per rank, per thread: first op's ordinal on the rank
   /// Per rank: which threads host-synchronize on each stream (stream_synchronize on it, or
   /// device_synchronize) and on each event, as a bit per thread (threads beyond 64 share the
   /// top bit, which only makes Touch::disables more often true).
-  std::vector<std::vector<std::uint64_t>> stream_syncers, event_syncers;
+  PerRank<std::uint64_t> stream_syncers, event_syncers;
   std::size_t actor_count = 0;
   std::size_t step = 0;
   /// Enabled actions in canonical order, kept up to date step by step (refresh_rank /
@@ -136,8 +143,8 @@ struct Engine::State {
   std::optional<CommId> refreshed_comm;
   /// Lane names ("thread main", "stream compute", "comm dp"), built once: every issue, execute
   /// and join names its lane for the observers.
-  std::vector<std::vector<std::string>> thread_lanes;  ///< per rank, per thread
-  std::vector<std::vector<std::string>> stream_lanes;  ///< per rank, per stream
+  PerRank<std::string> thread_lanes;  ///< per rank, per thread
+  PerRank<std::string> stream_lanes;  ///< per rank, per stream
   std::vector<std::string> comm_lanes;                 ///< per communicator
   bool finished = false;
   /// The all-zero clock every thread and stream starts from (copies share its base).

@@ -178,7 +178,7 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
                             : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);
     return;
   }
-  const std::uint64_t completed = rank.comm_ops_done[op.comm];
+  const std::uint64_t completed = rank.per_comm[op.comm].ops_done;
   if (completed != q.order) {
     const auto holder = stream_holding_order(st, r, op.comm, completed);
     const std::string first = holder ? comm_op_label(st, r, rank.streams[holder->stream].queue[holder->position])

@@ -1,0 +1,78 @@
+#pragma once
+/// A first-in first-out list in one contiguous array: a stream's queued ops, a rank's launch
+/// order.
+///
+/// Why not std::deque: libstdc++'s deque allocates its map and a 512-byte node even when empty,
+/// and frees a node each time the head leaves one, so every engine (one per worker) and every
+/// stream that drains and refills pays allocations a run of a small scenario is mostly made of.
+/// Here popping the front only moves an index; the array is reused from its start once the
+/// list empties, and compacted when the popped part outgrows the live one, so memory stays
+/// proportional to the longest the list has been and reset() (clear) keeps it.
+
+#include <cstddef>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+namespace amaxcheck {
+
+template <typename T>
+class Fifo {
+ public:
+  using iterator = typename std::vector<T>::iterator;
+  using const_iterator = typename std::vector<T>::const_iterator;
+
+  bool empty() const { return head_ == items_.size(); }
+  std::size_t size() const { return items_.size() - head_; }
+
+  T& front() { return items_[head_]; }
+  const T& front() const { return items_[head_]; }
+  T& operator[](std::size_t i) { return items_[head_ + i]; }
+  const T& operator[](std::size_t i) const { return items_[head_ + i]; }
+
+  iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  iterator end() { return items_.end(); }
+  const_iterator begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
+  const_iterator end() const { return items_.end(); }
+
+  void push_back(T item) {
+    if (empty()) clear();  // start again at the array's beginning
+    items_.push_back(std::move(item));
+  }
+  template <typename... Args>
+  void emplace_back(Args&&... args) {
+    if (empty()) clear();
+    items_.emplace_back(std::forward<Args>(args)...);
+  }
+
+  /// Drops the front; its slot is released (assigned T{}) so what it held does not linger.
+  void pop_front() {
+    items_[head_] = T{};
+    ++head_;
+    if (empty()) {
+      clear();
+    } else if (head_ >= 32 && head_ > size()) {
+      compact();
+    }
+  }
+
+  /// Removes one element anywhere (rare: a launch order whose middle completed first).
+  void erase(const_iterator at) { items_.erase(at); }
+
+  /// Empties the list, keeping its memory.
+  void clear() {
+    items_.clear();
+    head_ = 0;
+  }
+
+ private:
+  void compact() {
+    items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+
+  std::vector<T> items_;
+  std::size_t head_ = 0;  ///< index of the front in items_
+};
+
+}  // namespace amaxcheck
