@@ -2,7 +2,9 @@
 // the amax group (TP x CP by default, for sequence-parallel tensors) and waits at once, then
 // derives the scale from that amax alone (a history of one) and casts. An empty input (--empty)
 // has an amax of 0: the quantizer joins the reduction with it (--empty-quantize join) or returns
-// before the reduction (return-early), which leaves its peers waiting.
+// before the reduction (return-early), which leaves its peers waiting. With --sp-gather fp8 tensor 0
+// is then all-gathered over the TP group, its amax reduced (TE's quantizer with_amax_reduction over
+// the TP group) unless --sp-amax local leaves that all-reduce out.
 #include <fmt/format.h>
 
 #include "protocols/generator.h"
@@ -26,7 +28,7 @@ void ProgramGenerator::current_quantize(RankState& rs, ThreadId thread, std::uin
     write_inputs(rs, thread, a, m, dir, where, t);
     w.emit(thread, local_amax_op(rs.compute, input, amax), "local_amax_" + tag, fmt::format("{} (tensor {})", where, t));
   }
-  if (rs.amax_comm) write_amax_all_reduce(rs, thread, amax, tag, fmt::format("{} (tensor {})", where, t), true);
+  if (rs.amax_comm && !sp_local_amax(t)) write_amax_all_reduce(rs, thread, amax, tag, fmt::format("{} (tensor {})", where, t), true);
   ScaleUpdateParams params;
   params.tensors = 1;
   params.history_len = 1;
@@ -38,10 +40,12 @@ void ProgramGenerator::current_quantize(RankState& rs, ThreadId thread, std::uin
   if (empty) return;  // nothing to cast
   w.emit(thread, cast_op(rs.compute, input, Range{d.scale, t, 1}, Range{d.fp8, t * knobs_.elems, knobs_.elems}, params.format),
          "cast_" + tag, fmt::format("{} (tensor {})", where, t));
+  if (t == 0) write_sp_gather(rs, thread, m, dir, where);
 }
 
 void ProgramGenerator::current_forward_module(RankState& rs, ThreadId thread, std::uint32_t a, std::uint32_t m,
                                               const std::string& what) {
+  fsdp_unshard(rs, thread, a, m, what);
   for (std::uint32_t t = 0; t < knobs_.fwd_tensors; ++t) current_quantize(rs, thread, a, m, Direction::forward, t, what);
   rs.writer.emit(thread,
                  gemm(fill_op(rs.compute, rs.writer.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),

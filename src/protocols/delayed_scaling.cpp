@@ -23,7 +23,9 @@
 // calls' amaxes into its one slot (--slots keyed, delayed_local_amax) or takes a slot per call and
 // copies back from the position its first registration fixed (positional, copy_back_slot). With
 // --recompute-amax register the recomputed forward is an autocast of its own: prepare, register
-// into its own buffer, exit.
+// into its own buffer, exit. With --sp-gather fp8 every cast of tensor 0 (forward, recompute,
+// backward) is followed by its sequence-parallel all-gather over the TP group (write_sp_gather);
+// --sp-amax local left every amax reduction out when the communicators were made.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -166,6 +168,7 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
     w.emit(rs.main, cast_op(rs.compute, input, Range{d.scale, t, 1}, Range{d.fp8, t * knobs_.elems, knobs_.elems},
                             Fp8Format::e4m3),
            "cast_fwd", fmt::format("{} (tensor {})", where, t));
+    if (t == 0) write_sp_gather(rs, rs.main, m, Direction::forward, where);
   }
   w.emit(rs.main, gemm(fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
          "gemm_fwd", where + " GEMM");
@@ -240,6 +243,7 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
              cast_op(rs.compute, input, Range{fwd.scale, t, 1}, Range{fwd.fp8, t * knobs_.elems, knobs_.elems},
                      Fp8Format::e4m3),
              "cast_fwd", tensor);
+      if (t == 0) write_sp_gather(rs, rs.autograd, m, Direction::forward, again);
     }
     w.emit(rs.autograd,
            gemm(fill_op(rs.compute, w.whole(rs.modules[m].activation), std::vector<float>(knobs_.elems, 1.0f))),
@@ -267,6 +271,7 @@ void ProgramGenerator::delayed_backward_module(RankState& rs, std::uint32_t a, s
            cast_op(rs.compute, input, Range{bwd.scale, t, 1}, Range{bwd.fp8, t * knobs_.elems, knobs_.elems},
                    Fp8Format::e5m2),
            "cast_bwd", fmt::format("{} (tensor {})", where, t));
+    if (t == 0) write_sp_gather(rs, rs.autograd, m, Direction::backward, where);
   }
   w.emit(rs.autograd, gemm(fill_op(rs.compute, w.whole(rs.modules[m].dgrad), std::vector<float>(knobs_.elems, 1.0f))),
          "gemm_dgrad", where + " dgrad GEMM");

@@ -34,6 +34,16 @@ std::uint32_t ProgramGenerator::bucket_position(std::uint32_t bucket, std::uint3
   return ((bucket + 1) * modules + knobs_.buckets - 1) / knobs_.buckets - 1;
 }
 
+void ProgramGenerator::add_group_comms(Scenario& scenario, const Groups& groups, const char* base,
+                                       std::vector<std::optional<CommId>>& comm_of) {
+  comm_of.assign(layout_.world(), std::nullopt);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto id = static_cast<CommId>(scenario.comms.size());
+    scenario.comms.push_back(Communicator{indexed(base, g, groups.size()), groups[g]});
+    for (RankId r : groups[g]) comm_of[r] = id;
+  }
+}
+
 void ProgramGenerator::make_comms(Scenario& scenario) {
   grad_groups_ = layout_.grad_groups();
   amax_groups_ = layout_.amax_groups();
@@ -46,7 +56,9 @@ void ProgramGenerator::make_comms(Scenario& scenario) {
     scenario.comms.push_back(Communicator{indexed("dp", g, grad_groups_.size()), grad_groups_[g]});
     for (RankId r : grad_groups_[g]) grad_comm_of_[r] = id;
   }
-  for (std::size_t g = 0; g < amax_groups_.size(); ++g) {
+  // --sp-amax local with delayed scaling: the recipe's reduce_amax=False sets up no reduction at all.
+  const bool reduces = !(delayed() && knobs_.sp_gather == SpGather::fp8 && knobs_.sp_amax == SpAmax::local);
+  for (std::size_t g = 0; g < amax_groups_.size() && reduces; ++g) {
     const auto& group = amax_groups_[g];
     if (group.size() < 2) continue;
     std::optional<CommId> id;
@@ -59,17 +71,12 @@ void ProgramGenerator::make_comms(Scenario& scenario) {
     }
     for (RankId r : group) amax_comm_of_[r] = id;
   }
-  if (pipelined(knobs_)) {
-    // The pipeline groups: one per (TP, CP, DP) index, members in stage order (member index =
-    // stage), as Megatron-LM's pipeline-parallel group.
-    const Groups pipelines = layout_.partition({Dim::pp});
-    pp_comm_of_.assign(layout_.world(), std::nullopt);
-    for (std::size_t g = 0; g < pipelines.size(); ++g) {
-      const auto id = static_cast<CommId>(scenario.comms.size());
-      scenario.comms.push_back(Communicator{indexed("pp", g, pipelines.size()), pipelines[g]});
-      for (RankId r : pipelines[g]) pp_comm_of_[r] = id;
-    }
-  }
+  // The pipeline groups: one per (TP, CP, DP) index, members in stage order (member index =
+  // stage), as Megatron-LM's pipeline-parallel group.
+  if (pipelined(knobs_)) add_group_comms(scenario, layout_.partition({Dim::pp}), "pp", pp_comm_of_);
+  // The TP groups (Megatron-LM's tensor-model-parallel group), member index = TP index.
+  if (knobs_.sp_gather == SpGather::fp8) add_group_comms(scenario, layout_.partition({Dim::tp}), "tp", tp_comm_of_);
+  fsdp_make_comms(scenario);
   for (const Communicator& comm : scenario.comms) comm_names_.push_back(comm.name);
 }
 
@@ -85,6 +92,10 @@ void ProgramGenerator::setup_rank(RankState& rs) {
   rs.module_count = stage_module_count(knobs_, rs.stage);
   if (pipelined(knobs_)) rs.pp_comm = pp_comm_of_[rs.id];
   if (rs.amax_comm) rs.nccl = w.stream("nccl:" + comm_names_[*rs.amax_comm]);
+  if (knobs_.sp_gather == SpGather::fp8) {
+    rs.tp_comm = tp_comm_of_[rs.id];
+    rs.tp_stream = w.stream("nccl:" + comm_names_[*rs.tp_comm]);
+  }
   rs.backward_start = w.flag("backward_start");
   rs.backward_done = w.flag("backward_done");
   const auto& grad_group = grad_groups_[Layout::group_of(grad_groups_, rs.id)];
@@ -110,6 +121,12 @@ void ProgramGenerator::setup_rank(RankState& rs) {
         mb.amax_pair[dir == Direction::forward ? 0 : 1] = w.buffer(fmt::format("m{}.{}.amax_pair", m, dir_tag(dir)), 2);
       }
     }
+    if (rs.tp_comm) {
+      for (Direction dir : {Direction::forward, Direction::backward}) {
+        mb.sp_gathered[dir == Direction::forward ? 0 : 1] =
+            w.buffer(fmt::format("m{}.{}.sp_gathered", m, dir_tag(dir)), knobs_.tp * knobs_.elems + 1);
+      }
+    }
     mb.activation = w.buffer(fmt::format("m{}.activation", m), knobs_.elems);
     mb.dgrad = w.buffer(fmt::format("m{}.dgrad", m), knobs_.elems);
     rs.modules.push_back(mb);
@@ -121,6 +138,7 @@ void ProgramGenerator::setup_rank(RankState& rs) {
     if (scatter) rs.shards.push_back(w.buffer(fmt::format("grad_shard{}", b), knobs_.grad_elems));
   }
   rs.params = w.buffer("params", knobs_.buckets * (scatter ? knobs_.grad_elems : bucket_elems));
+  fsdp_setup_rank(rs);
   for (auto& pending : rs.pending) pending.assign(rs.module_count, std::nullopt);
   for (auto& fixed : rs.fixed_slot) fixed.assign(rs.module_count, std::nullopt);
   if (rs.pp_comm) {
@@ -137,18 +155,42 @@ void ProgramGenerator::write_inputs(RankState& rs, ThreadId thread, std::uint32_
                  fmt::format("fill_input_{}", dir_tag(dir)), fmt::format("{} (tensor {})", where, tensor));
 }
 
+void ProgramGenerator::write_side_collective(RankState& rs, ThreadId thread, StreamId side, Op collective,
+                                             const std::string& events, const std::string& name, const std::string& where,
+                                             bool sync) {
+  RankWriter& w = rs.writer;
+  const EventId ready = w.event(events + ".ready");
+  const EventId done = w.event(events + ".done");
+  w.emit(thread, event_record_op(rs.compute, ready), "record_" + events + "_ready", where);
+  w.emit(thread, stream_wait_event_op(side, ready), "nccl_wait_" + events + "_ready", where);
+  collective.stream = side;
+  w.emit(thread, std::move(collective), name, where);
+  w.emit(thread, event_record_op(side, done), "record_" + events + "_done", where);
+  if (sync) w.emit(thread, work_wait_op(rs.compute, done), "wait_" + events, where);
+}
+
 void ProgramGenerator::write_amax_all_reduce(RankState& rs, ThreadId thread, Range range, const std::string& tag,
                                              const std::string& where, bool sync) {
   AMAX_CHECK(rs.amax_comm.has_value(), "amax reduction without a communicator");
-  RankWriter& w = rs.writer;
-  const EventId ready = w.event("amax_" + tag + ".ready");
-  const EventId done = w.event("amax_" + tag + ".done");
-  w.emit(thread, event_record_op(rs.compute, ready), "record_amax_" + tag + "_ready", where);
-  w.emit(thread, stream_wait_event_op(rs.nccl, ready), "nccl_wait_amax_" + tag + "_ready", where);
-  w.emit(thread, collective_op(OpKind::all_reduce, rs.nccl, *rs.amax_comm, ReduceOp::max, range, range),
-         fmt::format("{}_{}", amax_reduction_name_prefix, tag), where);
-  w.emit(thread, event_record_op(rs.nccl, done), "record_amax_" + tag + "_done", where);
-  if (sync) w.emit(thread, work_wait_op(rs.compute, done), "wait_amax_" + tag, where);
+  write_side_collective(rs, thread, rs.nccl, collective_op(OpKind::all_reduce, rs.nccl, *rs.amax_comm, ReduceOp::max, range, range),
+                        "amax_" + tag, fmt::format("{}_{}", amax_reduction_name_prefix, tag), where, sync);
+}
+
+void ProgramGenerator::write_sp_gather(RankState& rs, ThreadId thread, std::uint32_t m, Direction dir,
+                                       const std::string& where) {
+  if (!rs.tp_comm) return;
+  const int index = dir == Direction::forward ? 0 : 1;
+  const DirBuffers& d = rs.modules[m].dir[index];
+  const BufferId gathered = rs.modules[m].sp_gathered[index].value();
+  const std::uint32_t count = knobs_.tp * knobs_.elems;
+  const std::string tag = dir_tag(dir);
+  write_side_collective(rs, thread, rs.tp_stream,
+                        collective_op(OpKind::all_gather, rs.tp_stream, *rs.tp_comm, ReduceOp::max, Range{d.fp8, 0, knobs_.elems},
+                                      Range{gathered, 0, count}),
+                        "sp_gather_" + tag, "sp_gather_" + tag, where + " (tensor 0, sequence-parallel all-gather)", true);
+  // The gathered Float8Tensor keeps the local tensor's scale_inv for every peer's shard.
+  rs.writer.emit(thread, copy_op(rs.compute, Range{d.scale_inv, 0, 1}, Range{gathered, count, 1}), "sp_gathered_scale_inv_" + tag,
+                 where + " (tensor 0, the gathered tensor's scale_inv: this rank's)");
 }
 
 void ProgramGenerator::write_forward(RankState& rs, std::uint32_t a) {
@@ -338,9 +380,13 @@ Scenario ProgramGenerator::build() {
     rs.id = r;
     setup_rank(rs);
     if (pipelined(knobs_)) {
-      for (std::uint32_t iter = 0; iter < knobs_.iters; ++iter) write_pipeline_iteration(rs, iter);
+      for (std::uint32_t iter = 0; iter < knobs_.iters; ++iter) {
+        fsdp_iteration_start(rs, iter);
+        write_pipeline_iteration(rs, iter);
+      }
     } else {
       for (std::uint32_t a = 0; a < autocast_count(knobs_); ++a) {
+        if (a % knobs_.microbatches == 0) fsdp_iteration_start(rs, iter_of(knobs_, a));
         write_forward(rs, a);
         write_backward(rs, a);
       }

@@ -37,10 +37,22 @@ class ProgramGenerator {
     BufferId scale = 0;
     BufferId scale_inv = 0;
   };
+  /// --fsdp: a module's sharded weight and what its FP8 all-gather needs.
+  struct WeightBuffers {
+    BufferId shard = 0;     ///< elems: this rank's shard
+    BufferId fp8 = 0;       ///< elems: the shard cast to FP8
+    BufferId amax = 0;      ///< 1: --fsdp inline, the shard's (then reduced) amax
+    BufferId scale = 0, scale_inv = 0;
+    BufferId gathered = 0;  ///< every FSDP peer's FP8 shard, then this rank's scale_inv
+  };
   struct ModuleBuffers {
     DirBuffers dir[2];  // [forward, backward]
     /// --repeat with keyed slots: [slot value, this call's amax], maxed back into the one slot.
     std::optional<BufferId> amax_pair[2];
+    /// --sp-gather fp8, per direction: tensor 0's FP8 shards of every TP peer, then this rank's
+    /// scale_inv (the gathered Float8Tensor the GEMM reads).
+    std::optional<BufferId> sp_gathered[2];
+    std::optional<WeightBuffers> weight;  ///< --fsdp
     BufferId activation = 0;
     BufferId dgrad = 0;
   };
@@ -58,6 +70,12 @@ class ProgramGenerator {
     std::uint32_t backward_start = 0, backward_done = 0;
     std::optional<CommId> grad_comm, amax_comm;
     std::optional<CommId> pp_comm;        ///< the pipeline group (pipelined runs)
+    std::optional<CommId> tp_comm;        ///< the TP group (--sp-gather fp8)
+    StreamId tp_stream = 0;               ///< its ProcessGroupNCCL side stream
+    std::optional<CommId> fsdp_comm, fsdp_amax_comm;  ///< --fsdp: the FSDP group; the weight amax group
+    StreamId fsdp_stream = 0, fsdp_amax_stream = 0;   ///< their side streams (one when they are one comm)
+    BufferId fsdp_amax = 0;                           ///< --fsdp precompute: every module's weight amax
+    std::uint32_t fsdp_members = 0;
     std::uint32_t stage = 0;
     std::uint32_t module_count = 0;       ///< modules of this rank's stage
     BufferId act_in = 0, grad_in = 0;     ///< pipelined: what the previous / next stage sends
@@ -84,6 +102,8 @@ class ProgramGenerator {
 
   // generator.cpp: the shared skeleton.
   void make_comms(Scenario& scenario);
+  /// One communicator per group, named `base` (`base<g>` when there are several); `comm_of[r]` is rank r's.
+  void add_group_comms(Scenario& scenario, const Groups& groups, const char* base, std::vector<std::optional<CommId>>& comm_of);
   void setup_rank(RankState& rs);
   void write_forward(RankState& rs, std::uint32_t autocast);
   /// The forward pass of one autocast: its modules and the autocast exit.
@@ -97,10 +117,22 @@ class ProgramGenerator {
   /// Fills a module's input tensors for `dir` (seeded values) on `thread`.
   void write_inputs(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module, Direction dir,
                     const std::string& origin, std::uint32_t tensor, std::uint32_t call = 0);
-  /// A reduction over `comm` as ProcessGroupNCCL issues it: record on compute, the nccl side
-  /// stream waits, the collective, a completion event; `sync` adds work.wait() on compute.
+  /// A collective as ProcessGroupNCCL issues it on its side stream `side`: `<events>.ready`
+  /// recorded on compute, the side stream waits on it, the collective (named `name`), `<events>.done`
+  /// recorded; `sync` adds work.wait() on compute.
+  void write_side_collective(RankState& rs, ThreadId thread, StreamId side, Op collective, const std::string& events,
+                             const std::string& name, const std::string& origin, bool sync);
+  /// The amax all-reduce (MAX) of `range` over the rank's amax communicator, named
+  /// "<amax_reduction_name_prefix>_<tag>", its events "amax_<tag>.ready" / ".done".
   void write_amax_all_reduce(RankState& rs, ThreadId thread, Range range, const std::string& tag,
                              const std::string& origin, bool sync);
+  /// --sp-gather fp8: tensor 0 of `module` in `dir` was just cast; all-gather its FP8 shard over
+  /// the TP group (synchronous, as the GEMM consumes it) and attach this rank's scale_inv.
+  void write_sp_gather(RankState& rs, ThreadId thread, std::uint32_t module, Direction dir, const std::string& origin);
+  /// --sp-gather fp8 --sp-amax local: tensor 0's amax is not reduced (current scaling).
+  bool sp_local_amax(std::uint32_t tensor) const {
+    return knobs_.sp_gather == SpGather::fp8 && knobs_.sp_amax == SpAmax::local && tensor == 0;
+  }
   std::string origin(std::uint32_t autocast, std::optional<std::uint32_t> module, const std::string& what) const;
   /// The backward position (0 = first module to run backward) after which bucket b goes out,
   /// in a stage of `modules` modules.
@@ -114,6 +146,15 @@ class ProgramGenerator {
   /// form one batch_isend_irecv group.
   void write_p2p(RankState& rs, std::optional<Op> send, std::optional<Op> recv, std::uint32_t autocast,
                  const std::string& what);
+
+  // fsdp.cpp: FSDP-sharded FP8 weights (--fsdp).
+  void fsdp_make_comms(Scenario& scenario);
+  void fsdp_setup_rank(RankState& rs);
+  /// The start of iteration `iter` on main: the weight shards the optimizer step left, and with
+  /// --fsdp precompute their amaxes' one all-reduce and the scales.
+  void fsdp_iteration_start(RankState& rs, std::uint32_t iter);
+  /// `module`'s FSDP pre-forward hook: (inline: amax, all-reduce, scale) cast, all-gather, scale_inv.
+  void fsdp_unshard(RankState& rs, ThreadId thread, std::uint32_t autocast, std::uint32_t module, const std::string& what);
 
   // delayed_scaling.cpp
   /// One call of a module's forward (`call` > 0: --repeat; it writes its amaxes to `slot` and
@@ -179,7 +220,9 @@ class ProgramGenerator {
   ProtocolKnobs knobs_;
   Layout layout_;
   Groups grad_groups_, amax_groups_;
-  std::vector<std::optional<CommId>> grad_comm_of_, amax_comm_of_, pp_comm_of_;  // by rank
+  std::vector<std::optional<CommId>> grad_comm_of_, amax_comm_of_, pp_comm_of_, tp_comm_of_;  // by rank
+  std::vector<std::optional<CommId>> fsdp_comm_of_;  // by rank
+  std::optional<CommId> world_comm_;  ///< --fsdp-amax-group world
   std::vector<std::string> comm_names_;
   std::uint32_t history_len_ = 1;
 };

@@ -209,6 +209,26 @@ std::vector<KnobEntry> make_table() {
                               "delayed scaling with --recompute: the recomputed forward casts with the saved scales and "
                               "registers nothing (skip: TE's checkpoint), or re-enters fp8_autocast per module, copying "
                               "back, registering and reducing its amaxes again (register: the history rolls twice)"));
+  table.push_back(choice_knob("sp-gather", &ProtocolKnobs::sp_gather,
+                              "sequence parallelism (needs --tp > 1): each TP peer's sequence shard of a module's forward "
+                              "tensor 0 (the column-parallel GEMM's input) and backward tensor 0 (the row-parallel GEMM's "
+                              "grad output) is cast to FP8 and all-gathered over the TP group before the GEMM (fp8: "
+                              "TransformerEngine's FP8 gather_along_first_dim; the gathered bytes go with this rank's "
+                              "scale_inv); off: shards are never gathered"));
+  table.push_back(choice_knob("sp-amax", &ProtocolKnobs::sp_amax,
+                              "--sp-gather fp8: the gathered tensor's scale from an amax reduced over a group holding the "
+                              "TP peers (reduce) or from each rank's own amax (local: delayed scaling with the recipe's "
+                              "reduce_amax=False, which skipped every reduction in TransformerEngine before its "
+                              "sequence-parallel fix; current scaling: a quantizer without its TP-group amax all-reduce)"));
+  table.push_back(choice_knob("fsdp", &ProtocolKnobs::fsdp,
+                              "current scaling: every module gets a weight sharded over the FSDP group (DP x CP), cast to "
+                              "FP8 and all-gathered in its pre-forward hook (torchao float8 with FSDP2): inline computes and "
+                              "all-reduces the shard's amax at each gather; precompute all-reduces every weight's amax once "
+                              "after the optimizer step (precompute_float8_dynamic_scale_for_fsdp); off: no sharded weights"));
+  table.push_back(choice_knob("fsdp-amax-group", &ProtocolKnobs::fsdp_amax_group,
+                              "--fsdp: the weight amax all-reduce over the FSDP mesh's group (shard: torchao after "
+                              "pytorch/ao#933) or the default process group of every rank (world: torchao before it; with "
+                              "pipeline parallelism the other stages never join)"));
   {
     KnobEntry seed;
     seed.doc = {"input-seed", "", "0..2^64-1", "seeds the tensor values, hence every local amax (--seed is the scheduler's)"};

@@ -85,6 +85,35 @@ enum class SlotKey : std::uint8_t { keyed, positional };
 /// its own, reduced at that autocast's exit, which the module's next forward copies back, so the
 /// forward history rolls twice per autocast.
 enum class RecomputeAmax : std::uint8_t { skip, register_again };
+/// Sequence parallelism (Megatron-LM / TransformerEngine): each TP peer holds a sequence shard of
+/// the input of the column-parallel GEMM (forward tensor 0) and of the grad output of the
+/// row-parallel one (backward tensor 0). `off`: the model as before (shards quantized where they
+/// are, never gathered). `fp8`: the shard is cast to FP8 and all-gathered over the TP group before
+/// the GEMM (TE's gather_along_first_dim of a Float8Tensor); the gathered tensor is the FP8 bytes
+/// of every peer's shard with this rank's scale_inv, so it is replicated across the TP peers only
+/// when they cast with one scale.
+enum class SpGather : std::uint8_t { off, fp8 };
+/// --sp-gather fp8: where the scale of the gathered tensor comes from. `reduce`: its amax is
+/// reduced over a group that holds the TP peers (delayed scaling: the amax group, which TE forces
+/// on with sequence parallelism; current scaling: the quantizer's TP-group amax all-reduce).
+/// `local`: each rank's own amax. Delayed scaling: the recipe's reduce_amax=False skips every amax
+/// reduction (TE before its sequence-parallel fix); current scaling: the gathered tensor's
+/// quantizer has no amax reduction (only its all-reduce is left out).
+enum class SpAmax : std::uint8_t { reduce, local };
+/// FSDP-style sharded weights with an FP8 all-gather (torchao float8 under FSDP2's fully_shard,
+/// current scaling): every module has a weight sharded over the FSDP group (DP x CP within a TP
+/// index and a stage), which its pre-forward hook casts to FP8 and all-gathers (fsdp_pre_all_gather)
+/// and reads with this rank's scale_inv (fsdp_post_all_gather), so the gathered weight is one
+/// tensor only when the shards were cast with one scale. `off`: no sharded weights. `inline`:
+/// each pre-all-gather computes the shard's amax and all-reduces it (hp_tensor_to_float8_dynamic
+/// with reduce_amax). `precompute`: after the optimizer step (and before the first iteration) one
+/// all-reduce of every weight's amax sets the scales the gathers use
+/// (precompute_float8_dynamic_scale_for_fsdp).
+enum class FsdpMode : std::uint8_t { off, inline_amax, precompute };
+/// --fsdp: the group the weight amax is all-reduced over. `shard`: the FSDP mesh's group
+/// (torchao after pytorch/ao#933; the precompute's DTensor reduction always). `world`: the default
+/// process group, every rank (torchao before #933: tensor_to_amax without a device mesh).
+enum class FsdpAmaxGroup : std::uint8_t { shard, world };
 
 /// The protocol names (`amaxcheck check <protocol>`, scenario files' "protocol").
 template <>
@@ -147,6 +176,24 @@ template <>
 struct EnumNames<RecomputeAmax> {
   static constexpr std::array table{EnumName<RecomputeAmax>{RecomputeAmax::skip, "skip"},
                                     EnumName<RecomputeAmax>{RecomputeAmax::register_again, "register"}};
+};
+template <>
+struct EnumNames<SpGather> {
+  static constexpr std::array table{EnumName<SpGather>{SpGather::off, "off"}, EnumName<SpGather>{SpGather::fp8, "fp8"}};
+};
+template <>
+struct EnumNames<SpAmax> {
+  static constexpr std::array table{EnumName<SpAmax>{SpAmax::reduce, "reduce"}, EnumName<SpAmax>{SpAmax::local, "local"}};
+};
+template <>
+struct EnumNames<FsdpMode> {
+  static constexpr std::array table{EnumName<FsdpMode>{FsdpMode::off, "off"}, EnumName<FsdpMode>{FsdpMode::inline_amax, "inline"},
+                                    EnumName<FsdpMode>{FsdpMode::precompute, "precompute"}};
+};
+template <>
+struct EnumNames<FsdpAmaxGroup> {
+  static constexpr std::array table{EnumName<FsdpAmaxGroup>{FsdpAmaxGroup::shard, "shard"},
+                                    EnumName<FsdpAmaxGroup>{FsdpAmaxGroup::world, "world"}};
 };
 template <>
 struct EnumNames<GradOp> {
@@ -257,6 +304,10 @@ struct ProtocolKnobs {
   std::vector<EvalRule> repeats;
   bool recompute = false;  ///< activation recomputation (outside the autocast) in backward
   RecomputeAmax recompute_amax = RecomputeAmax::skip;  ///< delayed scaling, --recompute: see RecomputeAmax
+  SpGather sp_gather = SpGather::off;  ///< sequence parallelism's FP8 all-gather: see SpGather
+  SpAmax sp_amax = SpAmax::reduce;     ///< --sp-gather fp8: see SpAmax
+  FsdpMode fsdp = FsdpMode::off;       ///< current scaling: FSDP-sharded FP8 weights, see FsdpMode
+  FsdpAmaxGroup fsdp_amax_group = FsdpAmaxGroup::shard;  ///< --fsdp: see FsdpAmaxGroup
   std::uint64_t seed = 1;  ///< seeds the tensor values, hence the local amaxes
   std::vector<InputRule> inputs;
   std::uint32_t elems = 4;        ///< elements per quantized tensor

@@ -84,6 +84,33 @@ bool counts_differ(const std::vector<std::uint32_t>& counts) {
   return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) != counts.end();
 }
 
+/// --sp-gather fp8: records tensor 0's cast of `module` in `dir` on `rank` in `autocast` with the
+/// scale the rank's state holds now (call `call` of a repeated module: the last to cast).
+void record_cast(const ProtocolKnobs& knobs, ReferenceResult& result, RankId rank, std::uint32_t autocast,
+                 std::uint32_t module, Direction dir, std::uint32_t call) {
+  if (knobs.sp_gather != SpGather::fp8) return;
+  const ReferenceTensors& state = result.at(rank, dir, module);
+  ReferenceCast& cast = result.cast(rank, dir, module);
+  cast.values = tensor_values(knobs, rank, autocast, module, dir, 0, call);
+  for (float& v : cast.values) v = round_to_fp8(v * state.scale[0], format_of(dir));
+  cast.scale_inv = state.scale_inv[0];
+}
+
+/// Delayed scaling: the casts of autocast `a` use the scales the earlier autocasts left (each
+/// module's prepare step consumes its previous registration before it casts).
+void record_delayed_casts(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result, std::uint32_t a) {
+  if (knobs.sp_gather != SpGather::fp8) return;
+  const std::uint32_t iter = iter_of(knobs, a);
+  for (RankId r = 0; r < layout.world(); ++r) {
+    for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
+      const std::uint32_t calls = module_calls(knobs, iter, m);
+      // Forward: every call casts, the last one last; backward: autograd runs call 0's last.
+      if (module_runs(knobs, r, iter, m)) record_cast(knobs, result, r, a, m, Direction::forward, calls - 1);
+      if (module_backprops(knobs, r, iter, m)) record_cast(knobs, result, r, a, m, Direction::backward, 0);
+    }
+  }
+}
+
 /// Delayed scaling: each registration is copied into history row 0, then the update runs.
 void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
   const bool static_slots = knobs.registration == Registration::static_slots;
@@ -92,6 +119,7 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
   const Groups sharing = sharing_groups(layout, knobs.protocol);
   for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
     const std::uint32_t iter = iter_of(knobs, a);
+    record_delayed_casts(knobs, layout, result, a);
     for (const auto& group : reducing) {
       // Members whose global buffers (forward or backward) differ in length cannot match their
       // all-reduce.
@@ -136,6 +164,7 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
 void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
   const Groups reducing = layout.amax_groups();
   const Groups sharing = sharing_groups(layout, knobs.protocol);
+  std::uint32_t a = 0;
   const auto quantize = [&](RankId r, const std::vector<float>& reduced, Direction dir, std::uint32_t m) {
     ReferenceTensors& state = result.at(r, dir, m);
     for (std::uint32_t t = 0; t < tensor_count(knobs, dir); ++t) {
@@ -145,8 +174,9 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
       amax_and_scale_update(params, history, std::span<float>(&state.scale[t], 1),
                             std::span<float>(&state.scale_inv[t], 1));
     }
+    record_cast(knobs, result, r, a, m, dir, 0);
   };
-  for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
+  for (; a < autocast_count(knobs); ++a) {
     const std::uint32_t iter = iter_of(knobs, a);
     for (const auto& group : reducing) {
       // Every quantization is one collective: members must quantize equally often.
@@ -190,14 +220,37 @@ void run_current(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
   }
 }
 
+/// --fsdp: every iteration's weight scales from the FSDP group's shards.
+void run_fsdp(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
+  const Groups groups = layout.partition({Dim::cp, Dim::dp});
+  const ScaleUpdateParams params{1, 1, HistoryAlgo::most_recent, 0, Fp8Format::e4m3};
+  for (std::uint32_t iter = 0; iter < knobs.iters; ++iter) {
+    for (const auto& group : groups) {
+      for (std::uint32_t m = 0; m < modules_of(knobs, layout, group.front()); ++m) {
+        float amax = 0.0f;
+        for (RankId r : group) amax = std::fmax(amax, abs_max(weight_shard_values(knobs, r, iter, m)));
+        for (RankId r : group) {
+          ReferenceWeight& w = result.weight(r, m);
+          float history = amax;
+          amax_and_scale_update(params, std::span<float>(&history, 1), std::span<float>(&w.scale, 1),
+                                std::span<float>(&w.scale_inv, 1));
+          w.shard_fp8 = weight_shard_values(knobs, r, iter, m);
+          for (float& v : w.shard_fp8) v = round_to_fp8(v * w.scale, Fp8Format::e4m3);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
-ReferenceResult::ReferenceResult(std::uint32_t ranks, std::uint32_t modules)
-    : modules_(modules), tensors_(static_cast<std::size_t>(ranks) * 2 * modules) {}
+ReferenceResult::ReferenceResult(std::uint32_t ranks, std::uint32_t modules, bool casts, bool weights)
+    : modules_(modules),
+      tensors_(static_cast<std::size_t>(ranks) * 2 * modules),
+      casts_(casts ? tensors_.size() : 0),
+      weights_(weights ? static_cast<std::size_t>(ranks) * modules : 0) {}
 
-ReferenceTensors& ReferenceResult::at(RankId rank, Direction dir, std::uint32_t module) {
-  return tensors_[(static_cast<std::size_t>(rank) * 2 + (dir == Direction::forward ? 0 : 1)) * modules_ + module];
-}
+ReferenceTensors& ReferenceResult::at(RankId rank, Direction dir, std::uint32_t module) { return tensors_[index(rank, dir, module)]; }
 
 const ReferenceTensors& ReferenceResult::at(RankId rank, Direction dir, std::uint32_t module) const {
   return const_cast<ReferenceResult*>(this)->at(rank, dir, module);
@@ -209,7 +262,7 @@ std::uint32_t history_length(const ProtocolKnobs& knobs) {
 
 ReferenceResult run_reference_model(const ProtocolKnobs& knobs) {
   const Layout layout(knobs);
-  ReferenceResult result(layout.world(), max_stage_modules(knobs));
+  ReferenceResult result(layout.world(), max_stage_modules(knobs), knobs.sp_gather == SpGather::fp8, knobs.fsdp != FsdpMode::off);
   const std::uint32_t history = history_length(knobs);
   for (RankId r = 0; r < layout.world(); ++r) {
     for (Direction dir : kDirections) {
@@ -227,6 +280,7 @@ ReferenceResult run_reference_model(const ProtocolKnobs& knobs) {
   } else {
     run_delayed(knobs, layout, result);
   }
+  if (knobs.fsdp != FsdpMode::off) run_fsdp(knobs, layout, result);
   return result;
 }
 

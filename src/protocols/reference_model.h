@@ -22,6 +22,18 @@
 /// - Current scaling: every quantization (forward, backward, and forward again when
 ///   recomputing) reduces its own amax and recomputes the scale (history of length 1).
 ///
+/// - Sequence parallelism (--sp-gather fp8): tensor 0's every cast uses the scale the protocol's
+///   state holds at that point (delayed scaling: after the registrations of earlier autocasts are
+///   consumed; current scaling: from this quantization's reduced amax). The last one is recorded
+///   (last_cast); the gathered tensor every TP peer must hold is their shards in TP order and the
+///   common scale_inv. Where the scale comes from (--sp-amax) is the design under test, not intent.
+///
+/// - FSDP-sharded weights (--fsdp): per iteration, a module's weight amax is the max over its
+///   shards on the FSDP group (DP x CP within a TP index and a stage: the ranks that gather it),
+///   and its scale fp8_max / amax (E4M3, no margin); the gathered weight is the group's shards
+///   cast with that scale, in member order, and its scale_inv. Which group the design reduces
+///   over (--fsdp-amax-group) and when (inline, precompute) is mechanism.
+///
 /// When the members of a configured reduction group register different numbers of tensors in
 /// an autocast, their reductions cannot match (NCCL would hang or corrupt): the group's tensors
 /// are marked undefined from then on, and checks carry no expected values for them (the
@@ -43,15 +55,42 @@ struct ReferenceTensors {
   bool defined = true;  ///< false once a reduction of its group was mismatched
 };
 
+/// --sp-gather fp8: tensor 0's last cast of one module in one direction on one rank, as FP8
+/// values (the sequence shard it contributes to the TP group's all-gather), and the scale_inv
+/// that cast went with; `values` is empty when it never cast in that direction.
+struct ReferenceCast {
+  std::vector<float> values;
+  float scale_inv = 1.0f;
+};
+
+/// --fsdp: one module's sharded weight on one rank at the end of the run.
+struct ReferenceWeight {
+  float scale = 1.0f;
+  float scale_inv = 1.0f;
+  std::vector<float> shard_fp8;  ///< the last iteration's shard cast with `scale`
+};
+
 class ReferenceResult {
  public:
-  ReferenceResult(std::uint32_t ranks, std::uint32_t modules);
+  /// `casts` (--sp-gather fp8) and `weights` (--fsdp) size the tables only those knobs use.
+  ReferenceResult(std::uint32_t ranks, std::uint32_t modules, bool casts = false, bool weights = false);
   ReferenceTensors& at(RankId rank, Direction dir, std::uint32_t module);
   const ReferenceTensors& at(RankId rank, Direction dir, std::uint32_t module) const;
+  ReferenceCast& cast(RankId rank, Direction dir, std::uint32_t module) { return casts_.at(index(rank, dir, module)); }
+  const ReferenceCast& cast(RankId rank, Direction dir, std::uint32_t module) const { return casts_.at(index(rank, dir, module)); }
+  ReferenceWeight& weight(RankId rank, std::uint32_t module) { return weights_.at(std::size_t{rank} * modules_ + module); }
+  const ReferenceWeight& weight(RankId rank, std::uint32_t module) const {
+    return weights_.at(std::size_t{rank} * modules_ + module);
+  }
 
  private:
+  std::size_t index(RankId rank, Direction dir, std::uint32_t module) const {
+    return (static_cast<std::size_t>(rank) * 2 + (dir == Direction::forward ? 0 : 1)) * modules_ + module;
+  }
   std::uint32_t modules_;
   std::vector<ReferenceTensors> tensors_;  // [rank][dir][module]
+  std::vector<ReferenceCast> casts_;       // [rank][dir][module], --sp-gather fp8 only
+  std::vector<ReferenceWeight> weights_;   // [rank][module], --fsdp only
 };
 
 /// The history length a protocol keeps: `history` for delayed scaling, 1 for current scaling.

@@ -13,6 +13,18 @@ std::uint64_t splitmix64(std::uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+/// `elems` exact binary fractions of both signs with magnitudes in (2^-10, 32], from `state`.
+std::vector<float> seeded_values(std::uint64_t state, std::uint32_t elems) {
+  std::vector<float> values(elems);
+  for (float& v : values) {
+    const std::uint64_t bits = splitmix64(state);
+    const float mantissa = static_cast<float>((bits & 1023u) + 1u) / 64.0f;  // (0, 16]
+    const int exponent = static_cast<int>((bits >> 10) % 6u) - 4;           // 2^-4 .. 2^1
+    v = ((bits >> 20) & 1u ? -1.0f : 1.0f) * std::ldexp(mantissa, exponent);
+  }
+  return values;
+}
+
 }  // namespace
 
 std::uint32_t stage_module_count(const ProtocolKnobs& knobs, std::uint32_t stage) {
@@ -106,14 +118,16 @@ std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::u
   }
   // A later call's key only when there is one, so the first call's values stay what they were.
   if (call > 0) state ^= splitmix64(state) + call;
-  std::vector<float> values(knobs.elems);
-  for (float& v : values) {
-    const std::uint64_t bits = splitmix64(state);
-    const float mantissa = static_cast<float>((bits & 1023u) + 1u) / 64.0f;  // (0, 16]
-    const int exponent = static_cast<int>((bits >> 10) % 6u) - 4;           // 2^-4 .. 2^1
-    v = ((bits >> 20) & 1u ? -1.0f : 1.0f) * std::ldexp(mantissa, exponent);
+  return seeded_values(state, knobs.elems);
+}
+
+std::vector<float> weight_shard_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module) {
+  std::uint64_t state = knobs.seed;
+  // Direction key 2: no tensor of tensor_values has it.
+  for (std::uint64_t key : {std::uint64_t{rank}, std::uint64_t{iter}, std::uint64_t{module}, std::uint64_t{2}}) {
+    state ^= splitmix64(state) + key;
   }
-  return values;
+  return seeded_values(state, knobs.elems);
 }
 
 }  // namespace amaxcheck

@@ -79,4 +79,10 @@ inline Fp8Format format_of(Direction dir) { return dir == Direction::forward ? F
 std::vector<float> tensor_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t autocast,
                                  std::uint32_t module, Direction dir, std::uint32_t tensor, std::uint32_t call = 0);
 
+/// --fsdp: the `elems` values of `module`'s weight shard on `rank` in iteration `iter` (what the
+/// previous optimizer step left; the initial weights in iteration 0), seeded like tensor_values
+/// in keys of their own. Every rank holds a different shard (the FSDP group spans DP x CP, and TP
+/// peers and stages hold different weights).
+std::vector<float> weight_shard_values(const ProtocolKnobs& knobs, RankId rank, std::uint32_t iter, std::uint32_t module);
+
 }  // namespace amaxcheck

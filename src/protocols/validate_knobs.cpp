@@ -113,6 +113,21 @@ void validate_knobs(const ProtocolKnobs& k) {
       reject("recompute-amax", "register models dynamic registration with keyed slots (the recompute's own buffer)");
     }
   }
+  if (k.sp_amax != SpAmax::reduce && k.sp_gather == SpGather::off) reject("sp-amax", "needs --sp-gather fp8");
+  if (k.sp_gather == SpGather::fp8) {
+    if (k.tp < 2) reject("sp-gather", "fp8 gathers sequence shards over the TP group: it needs --tp > 1");
+    // Sequence shards are equal-sized and every TP peer runs every layer: a module missing or
+    // empty on one peer has no counterpart to gather with (NCCL's all-gather takes equal counts).
+    if (!k.skips.empty()) reject("sp-gather", "with --skip: every TP peer runs every sequence-parallel layer");
+    if (!k.empties.empty()) reject("sp-gather", "with --empty: sequence shards are equal-sized (Megatron-LM pads the sequence)");
+  }
+  if (k.fsdp_amax_group != FsdpAmaxGroup::shard && k.fsdp == FsdpMode::off) reject("fsdp-amax-group", "needs --fsdp");
+  if (k.fsdp != FsdpMode::off) {
+    if (k.protocol != ProtocolName::current_scaling) {
+      reject("fsdp", "models torchao float8's dynamic (current) scaling of sharded weights: use current-scaling");
+    }
+    if (std::uint64_t{k.dp} * k.cp < 2) reject("fsdp", "shards weights over the DP x CP group: it needs --dp * --cp > 1");
+  }
   for (const InputRule& rule : k.inputs) {
     const std::string text = knobs::show(rule);
     check_rank(rule.rank, world, "input", text);

@@ -62,6 +62,33 @@ std::vector<VariantDoc> variant_docs() {
        "FP8 forward of its own: each module's prepare step copies back and updates, and it registers and reduces again "
        "(what TE's recompute phase exists to avoid; no release named; not verified against a tagged release)",
        "value_mismatch: the forward history rolls twice per autocast (every rank alike, so no divergence)"},
+      {"sp-amax", "reduce",
+       "sequence parallelism with the FP8 all-gather, the gathered tensor cast with a scale from an amax reduced over a "
+       "group holding the TP peers: TransformerEngine after NVIDIA/TransformerEngine#74 / #79 (Feb. 2023; the TP reduction "
+       "forced with sequence_parallel, fp8_group must contain the TP group), and TE 2.x current scaling's "
+       "_customize_quantizers_float8_current_scaling (with_amax_reduction over tp_group for a sequence-parallel column "
+       "input and row grad output; read in module/linear.py, release not verified)",
+       ""},
+      {"sp-amax", "local",
+       "delayed scaling: TransformerEngine before NVIDIA/TransformerEngine#74, where the recipe's reduce_amax=False skipped "
+       "every amax reduction although sequence parallelism gathers the cast shards in FP8 (the PR's description; release "
+       "not verified); current scaling: a quantizer of the gathered tensor without its TP-group amax all-reduce (the "
+       "quantizer's default, with_amax_reduction=False; not known to have shipped)",
+       "replica_divergence of the gathered tensor (sp_gathered) and of the scales across the TP peers, value_mismatch "
+       "against the reference's shards"},
+      {"fsdp-amax-group", "shard",
+       "torchao float8 with FSDP2 after pytorch/ao#933 (\"all-reduce amax on dp mesh instead of global pg\", merged "
+       "2024-09-24): fsdp_pre_all_gather passes the FSDP mesh to hp_tensor_to_float8_dynamic, and "
+       "precompute_float8_dynamic_scale_for_fsdp reduces through the weights' DTensor mesh (read in torchao/float8/"
+       "fsdp_utils.py and float8_utils.py; the first release carrying it is not verified)",
+       ""},
+      {"fsdp-amax-group", "world",
+       "torchao float8 before pytorch/ao#933: tensor_to_amax(reduce_amax=True) without a device mesh all-reduced over "
+       "the default group of every rank (the PR: FSDP2 + pipeline parallel \"causes NCCL hanging\"); with --fsdp "
+       "precompute not known to have shipped",
+       "deadlock with pipeline stages and --fsdp inline (a later stage waits for the activation the reduction holds "
+       "back); collective_mismatch with unequal stage module counts, value_mismatch otherwise (stages' and TP peers' "
+       "weights mixed)"},
       {"empty-quantize", "join", "a current-scaling quantizer that joins the amax all-reduce with amax 0 for an empty input", ""},
       {"empty-quantize", "return-early", "a current-scaling quantizer that returns before the all-reduce for an empty input",
        "unjoined_collective / deadlock: its TP peers wait in the all-reduce"},

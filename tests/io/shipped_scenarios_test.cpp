@@ -153,6 +153,27 @@ TEST(ShippedScenarios, a_recompute_that_registers_again_mismatches_the_reference
   EXPECT_TRUE(twin.kinds.empty()) << twin.text;
 }
 
+TEST(ShippedScenarios, a_sequence_parallel_gather_of_locally_scaled_shards_diverges_and_a_reduced_scale_is_clean) {
+  const Verdict v = run_file("sp-gather-local-amax.json");
+  EXPECT_TRUE(v.done) << v.text;
+  EXPECT_TRUE(v.has(HazardKind::replica_divergence)) << v.text;
+  EXPECT_NE(v.text.find("sp_gathered differs"), std::string::npos) << v.text;
+  const Verdict twin = run(scenario_from_json(nlohmann::json::parse(R"({"protocol": "te-sync", "knobs": {"tp": 2,
+      "dp": 1, "modules": 2, "sp-gather": "fp8", "sp-amax": "reduce"}})"), "the fixed twin"));
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
+TEST(ShippedScenarios, an_fsdp_weight_amax_over_the_world_hangs_the_pipeline_and_over_the_mesh_is_clean) {
+  const Verdict v = run_file("fsdp-world-amax-pipeline.json");
+  EXPECT_FALSE(v.done);
+  EXPECT_TRUE(v.has(HazardKind::deadlock)) << v.text;
+  const Verdict twin = run(scenario_from_json(nlohmann::json::parse(R"({"protocol": "current-scaling", "knobs": {"dp": 2,
+      "pp": 2, "fsdp": "inline", "fsdp-amax-group": "shard"}})"), "the fixed twin"));
+  EXPECT_TRUE(twin.done);
+  EXPECT_TRUE(twin.kinds.empty()) << twin.text;
+}
+
 TEST(ShippedScenarios, the_delayed_scaling_template_meets_its_sequential_reference) {
   const Verdict v = run_file("custom-template-amax.json");
   EXPECT_TRUE(v.done);

@@ -18,6 +18,13 @@ struct ProtocolRun {
   std::size_t steps = 0;
 
   bool has(HazardKind kind) const { return kinds.count(kind) > 0; }
+  /// A hazard of `kind` about a tensor whose name contains `subject`.
+  bool has_about(HazardKind kind, const std::string& subject) const {
+    for (const Hazard& h : hazards) {
+      if (h.kind == kind && h.subject.find(subject) != std::string::npos) return true;
+    }
+    return false;
+  }
   std::string describe() const {
     std::string text;
     for (const Hazard& h : hazards) text += std::string(to_string(h.kind)) + ": " + h.summary + "\n";
