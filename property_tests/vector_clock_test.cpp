@@ -29,7 +29,7 @@ RC_GTEST_PROP(VectorClockModel, ticks_joins_and_collective_joins_read_as_pointwi
   for (int s = 0; s < steps; ++s) {
     const auto i = *rc::gen::inRange<std::size_t>(0, count);
     const auto j = *rc::gen::inRange<std::size_t>(0, count);
-    switch (*rc::gen::inRange(0, 5)) {
+    switch (*rc::gen::inRange(0, 6)) {
       case 0: {  // a burst of ticks, enough to overflow the delta now and then
         const auto a = *rc::gen::inRange<ActorId>(0, static_cast<ActorId>(actors));
         const auto n = *rc::gen::inRange(1, 60);
@@ -63,6 +63,13 @@ RC_GTEST_PROP(VectorClockModel, ticks_joins_and_collective_joins_read_as_pointwi
       case 3:
         clocks[i].compact();
         break;
+      case 4:  // every clock joins one (many waits on one record): clocks that share a base
+               // meet the same other base, and the later ones reuse the first one's merge
+        for (std::size_t k = 0; k < count; ++k) {
+          clocks[k].join(clocks[j]);
+          for (std::size_t a = 0; a < actors; ++a) model[k][a] = std::max(model[k][a], model[j][a]);
+        }
+        break;
       default:  // a snapshot (an issued op's clock) that later joins elsewhere
         clocks[i] = clocks[j];
         model[i] = model[j];
@@ -71,6 +78,31 @@ RC_GTEST_PROP(VectorClockModel, ticks_joins_and_collective_joins_read_as_pointwi
     expect_equal(clocks[i], model[i]);
   }
   for (std::size_t k = 0; k < count; ++k) expect_equal(clocks[k], model[k]);
+}
+
+TEST(VectorClock, clocks_that_join_the_same_two_bases_share_the_merge_and_keep_their_own_entries) {
+  // Two collectives over disjoint members give two unrelated bases; each member then ticks
+  // its own actor. Members of the first that join one member of the second all merge the same
+  // pair of bases (the second merge is the remembered one) and must each keep their own tick.
+  const VectorClock root(8);
+  std::vector<VectorClock> left(3, root), right(2, root);
+  for (ActorId a = 0; a < 3; ++a) left[a].tick(a);
+  for (ActorId a = 0; a < 2; ++a) right[a].tick(3 + a);
+  const VectorClock left_all = VectorClock::join_all({&left[0], &left[1], &left[2]});
+  const VectorClock right_all = VectorClock::join_all({&right[0], &right[1]});
+  for (ActorId a = 0; a < 3; ++a) {
+    left[a] = left_all;
+    left[a].tick(a);  // epoch 2 on its own actor, ahead of the shared base
+  }
+  VectorClock other = right_all;
+  other.tick(6);
+  for (ActorId a = 0; a < 3; ++a) {
+    left[a].join(other);
+    for (ActorId b = 0; b < 8; ++b) {
+      const Epoch expected = b == a ? 2 : b < 5 || b == 6 ? 1 : 0;
+      EXPECT_EQ(left[a][b], expected) << "member " << a << ", actor " << b;
+    }
+  }
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <utility>
 
@@ -28,28 +27,39 @@ CostFigures cost_figures(const Scenario& scenario, const sched::TimedRun& run, c
   const double iters = std::max<std::uint32_t>(iterations, 1);
   figures.iteration_time_us = run.makespan_us / iters;
   double exposed = 0, queued = 0;
-  // Walked in issue order, which is each stream's order.
-  std::map<std::pair<RankId, StreamId>, double> stream_ready;      // end of the stream's previous op
-  std::map<std::pair<RankId, StreamId>, bool> after_amax;          // its previous op is an amax reduction
-  std::map<std::pair<RankId, EventId>, bool> marks_amax;           // the event was recorded right after one
+  // Walked in issue order, which is each stream's order. Per stream and per event of every
+  // rank, in flat arrays (a rank's streams, then its events, from one offset per rank).
+  struct StreamMark {
+    double ready = 0;         // end of the stream's previous op
+    bool after_amax = false;  // its previous op is an amax reduction
+  };
+  std::vector<std::size_t> stream_base, event_base;
+  std::size_t streams = 0, events = 0;
+  for (const Rank& rank : scenario.ranks) {
+    stream_base.push_back(streams);
+    event_base.push_back(events);
+    streams += rank.streams.size();
+    events += rank.events.size();
+  }
+  std::vector<StreamMark> stream_marks(streams);
+  std::vector<char> marks_amax(events, 0);  // the event was recorded right after an amax reduction
   const Op* amax_op = nullptr;
   for (const auto& timing : run.ops) {
     const Op& op = scenario.ranks[timing.op.rank].threads[timing.op.thread].program[timing.op.index];
     if (!is_device_op(op.kind)) continue;
-    const std::pair<RankId, StreamId> stream{timing.op.rank, op.stream};
-    if (op.kind == OpKind::event_record) marks_amax[{timing.op.rank, op.event}] = after_amax[stream];
+    StreamMark& stream = stream_marks[stream_base[timing.op.rank] + op.stream];
+    const bool event_op = op.kind == OpKind::event_record || is_stream_wait(op.kind);
+    char* marks = event_op ? &marks_amax[event_base[timing.op.rank] + op.event] : nullptr;
+    if (op.kind == OpKind::event_record) *marks = stream.after_amax;
     if (!timing.executed) continue;
-    double& ready = stream_ready[stream];
-    const double ready_at = std::max(ready, timing.issue_end_us);
+    const double ready_at = std::max(stream.ready, timing.issue_end_us);
     if (is_amax_reduction(op)) {
       queued += std::max(0.0, timing.start_us - ready_at);
       if (amax_op == nullptr) amax_op = &op;
     }
-    if (is_stream_wait(op.kind) && marks_amax[{timing.op.rank, op.event}]) {
-      exposed += std::max(0.0, timing.end_us - ready_at);
-    }
-    after_amax[stream] = is_amax_reduction(op);
-    ready = std::max(ready, timing.end_us);
+    if (is_stream_wait(op.kind) && *marks) exposed += std::max(0.0, timing.end_us - ready_at);
+    stream.after_amax = is_amax_reduction(op);
+    stream.ready = std::max(stream.ready, timing.end_us);
   }
   const double per = iters * static_cast<double>(std::max<std::size_t>(scenario.ranks.size(), 1));
   figures.exposed_amax_latency_us = exposed / per;

@@ -24,17 +24,21 @@ TimedStrategy::TimedStrategy(const Scenario& scenario, CostModel cost) : scenari
   run_.cost = cost_;
   const std::size_t ranks = scenario.ranks.size();
   timing_index_.resize(ranks);
-  std::size_t actors = 0;
+  std::size_t actors = 0, ops = 0;
   for (std::size_t r = 0; r < ranks; ++r) {
     const Rank& rank = scenario.ranks[r];
     timing_index_[r].resize(rank.threads.size());
-    for (std::size_t t = 0; t < rank.threads.size(); ++t) timing_index_[r][t].assign(rank.threads[t].program.size(), -1);
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) {
+      timing_index_[r][t].assign(rank.threads[t].program.size(), -1);
+      ops += rank.threads[t].program.size();
+    }
     thread_base_.push_back(actors);
     actors += rank.threads.size();
     stream_base_.push_back(actors);
     actors += rank.streams.size();
   }
   comm_base_ = actors;
+  run_.ops.reserve(ops);  // every op gets its timing once: no regrowth moving the names
   actors_.resize(actors + scenario.comms.size());
   run_.rank_end_us.assign(ranks, 0.0);
   run_.rank_node = nodes_of_ranks(scenario);
@@ -136,10 +140,13 @@ std::uint64_t canonical_order(const Action& a) {
   return (static_cast<std::uint64_t>(a.rank) << 32) | (stream_action << 31) | a.lane;
 }
 
+/// The options whose canonical order is in [lo, hi): one binary search for the first, then a
+/// walk (a rank's or a communicator's block is a few actions).
 std::span<const Action> range_of(std::span<const Action> options, std::uint64_t lo, std::uint64_t hi) {
   auto key_less = [](const Action& a, std::uint64_t key) { return canonical_order(a) < key; };
   const auto first = std::lower_bound(options.begin(), options.end(), lo, key_less);
-  const auto last = std::lower_bound(first, options.end(), hi, key_less);
+  auto last = first;
+  while (last != options.end() && canonical_order(*last) < hi) ++last;
   return {first, last};
 }
 

@@ -67,31 +67,36 @@ void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant m
 void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks) {
   const Op& op = *members.front()->op;
   const std::size_t m = members.size();
-  // Inputs are copied first: a member's output range may overlap its input (in place).
-  std::vector<std::vector<float>> inputs;
-  inputs.reserve(m);
-  for (const Joined* j : members) {
-    auto in = view(ranks[j->rank].buffers, j->op->reads.at(0));
-    inputs.emplace_back(in.begin(), in.end());
-  }
-  // Each kind's result is computed once for every member (a per-member reduction made a DP-n
-  // all-reduce O(n^2) in the elements, themselves O(n) for gradient buckets), then each
-  // member's output takes its part: O(members x elements).
+  auto input = [&](std::size_t i) -> std::span<const float> {
+    return view(ranks[members[i]->rank].buffers, members[i]->op->reads.at(0));
+  };
+  // Each kind's result is computed once for every member, straight from the members' input
+  // ranges and before any output is written (an output may overlap its input: in place), then
+  // each member's output takes its part: O(members x elements), with no copy of the inputs.
   std::vector<float> result;
   switch (op.kind) {
     case OpKind::all_reduce:
-    case OpKind::reduce_scatter:
-      result = inputs.front();
+    case OpKind::reduce_scatter: {
+      const auto first = input(0);
+      result.assign(first.begin(), first.end());
       for (std::size_t i = 1; i < m; ++i) {
-        for (std::size_t k = 0; k < result.size() && k < inputs[i].size(); ++k) {
-          result[k] = reduce(op.reduce, result[k], inputs[i][k]);
-        }
+        const auto in = input(i);
+        const std::size_t both = std::min(result.size(), in.size());
+        for (std::size_t k = 0; k < both; ++k) result[k] = reduce(op.reduce, result[k], in[k]);
       }
       break;
+    }
     case OpKind::all_gather:
-      for (const auto& in : inputs) result.insert(result.end(), in.begin(), in.end());
+      for (std::size_t i = 0; i < m; ++i) {
+        const auto in = input(i);
+        result.insert(result.end(), in.begin(), in.end());
+      }
       break;
-    case OpKind::broadcast: result = std::move(inputs[std::min<std::size_t>(op.root, m - 1)]); break;
+    case OpKind::broadcast: {
+      const auto root = input(std::min<std::size_t>(op.root, m - 1));
+      result.assign(root.begin(), root.end());
+      break;
+    }
     default: AMAX_CHECK(false, "not a collective");
   }
   for (std::size_t i = 0; i < m; ++i) {

@@ -13,6 +13,8 @@ constexpr std::uint32_t max_walk = 64;
 /// The most parents a collective's base remembers: its members' distinct bases beyond this many
 /// are still folded in, only not found again by a later ancestor test (a dense join instead).
 constexpr std::size_t max_parents = 16;
+/// The most dense joins a base remembers (Base::joins).
+constexpr std::size_t max_joins = 8;
 
 }  // namespace
 
@@ -79,6 +81,31 @@ void VectorClock::rebase(const std::shared_ptr<const Base>& base) {
   std::erase_if(delta_, [&](const Entry& e) { return e.second <= base_->ticks[e.first]; });
 }
 
+std::shared_ptr<const VectorClock::Base> VectorClock::merged(const std::shared_ptr<const Base>& a,
+                                                             const std::shared_ptr<const Base>& b) {
+  for (const auto& [other, join] : a->joins) {
+    if (other.lock() == b) {
+      if (auto found = join.lock()) return found;
+    }
+  }
+  auto result = std::make_shared<Base>();
+  const std::size_t size = std::max(a->ticks.size(), b->ticks.size());
+  result->ticks.assign(size, 0);
+  std::copy(a->ticks.begin(), a->ticks.end(), result->ticks.begin());
+  for (std::size_t i = 0; i < b->ticks.size(); ++i) result->ticks[i] = std::max(result->ticks[i], b->ticks[i]);
+  result->parents = {a, b};
+  result->depth = std::max(a->depth, b->depth) + 1;
+  // Expired entries go first; the list stays short (a base meets a few others).
+  for (const Base* side : {a.get(), b.get()}) {
+    auto& joins = side->joins;
+    std::erase_if(joins, [](const auto& entry) { return entry.first.expired() || entry.second.expired(); });
+    if (joins.size() >= max_joins) joins.erase(joins.begin());
+  }
+  a->joins.emplace_back(b, result);
+  b->joins.emplace_back(a, result);
+  return result;
+}
+
 void VectorClock::join(const VectorClock& other) {
   if (!other.base_) return;  // the empty clock adds nothing
   if (!base_) {
@@ -93,23 +120,14 @@ void VectorClock::join(const VectorClock& other) {
     rebase(other.base_);
     for (const Entry& e : other.delta_) raise(e.first, e.second);
   } else {
-    // Unrelated bases (e.g. two communicators' collectives): join densely into a new base. A
-    // clock's value is the max of its base and its delta (every delta entry is ahead of the
-    // base), so the join is the max of the two bases, raised by both deltas.
-    auto merged = std::make_shared<Base>();
-    merged->ticks.assign(size_, 0);
-    const auto& mine = base_->ticks;
-    const auto& theirs = other.base_->ticks;
-    std::copy(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(std::min(mine.size(), size_)), merged->ticks.begin());
-    const std::size_t both = std::min(theirs.size(), size_);
-    for (std::size_t i = 0; i < both; ++i) merged->ticks[i] = std::max(merged->ticks[i], theirs[i]);
-    for (const Entry& e : delta_) merged->ticks[e.first] = std::max(merged->ticks[e.first], e.second);
-    for (const Entry& e : other.delta_) merged->ticks[e.first] = std::max(merged->ticks[e.first], e.second);
-    merged->parents = {base_, other.base_};
-    merged->depth = std::max(base_->depth, other.base_->depth) + 1;
-    base_ = std::move(merged);
+    // Unrelated bases (e.g. two communicators' collectives): the join's base is the max of the
+    // two bases, shared by every clock that joins the same two; both deltas are then raised
+    // onto it (a clock's value is the max of its base and its delta).
+    std::vector<Entry> mine = std::move(delta_);
     delta_.clear();
-    return;
+    base_ = merged(base_, other.base_);
+    for (const Entry& e : mine) raise(e.first, e.second);
+    for (const Entry& e : other.delta_) raise(e.first, e.second);
   }
   compact_if_large();
 }

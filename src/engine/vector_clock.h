@@ -55,6 +55,12 @@ class VectorClock {
     std::vector<std::weak_ptr<const Base>> parents;
     std::uint32_t depth = 0;  ///< 1 + the deepest parent's depth: no ancestor is as deep
     bool zero = false;  ///< all ticks zero: every base dominates it
+    /// Dense joins of this base with another one, remembered as (the other, their join). The
+    /// members of one collective that each join the same unrelated base (their thread's, another
+    /// communicator's completion) then share one merged base: the first pays the dense pass, the
+    /// others a lookup. Mutable: a cache, not part of the value; an engine's clocks live on one
+    /// thread.
+    mutable std::vector<std::pair<std::weak_ptr<const Base>, std::weak_ptr<const Base>>> joins;
   };
   using Entry = std::pair<ActorId, Epoch>;
 
@@ -65,6 +71,9 @@ class VectorClock {
   /// Sets `actor` to max(current, epoch) in the delta.
   void raise(ActorId actor, Epoch epoch);
   void rebase(const std::shared_ptr<const Base>& base);
+  /// The pointwise maximum of two unrelated bases, as a base whose parents are both: made in
+  /// one dense pass the first time, then found again (Base::joins).
+  static std::shared_ptr<const Base> merged(const std::shared_ptr<const Base>& a, const std::shared_ptr<const Base>& b);
   void compact_if_large();
 
   std::shared_ptr<const Base> base_;
