@@ -19,16 +19,31 @@ constexpr std::size_t max_joins = 8;
 }  // namespace
 
 VectorClock::VectorClock(std::size_t actors) : size_(actors) {
+  if (actors > 0 && actors <= inline_actors) return;  // inline: small_ is already all zero
   auto base = std::make_shared<Base>();
   base->ticks.assign(actors, 0);
   base->zero = true;
   base_ = std::move(base);
 }
 
-Epoch VectorClock::operator[](ActorId actor) const {
+Epoch VectorClock::large_at(ActorId actor) const {
   auto it = std::lower_bound(delta_.begin(), delta_.end(), actor, [](const Entry& e, ActorId a) { return e.first < a; });
   if (it != delta_.end() && it->first == actor) return it->second;
   return base_at(actor);
+}
+
+void VectorClock::make_large() {
+  // A zero base with the inline epochs as its delta: the state a copy of a large root would
+  // have reached (a zero base is dominated by every other, so joins treat both alike).
+  auto base = std::make_shared<Base>();
+  base->ticks.assign(size_, 0);
+  base->zero = true;
+  base_ = std::move(base);
+  delta_.clear();
+  for (std::size_t a = 0; a < inline_actors; ++a) {
+    if (small_[a] > 0) delta_.emplace_back(static_cast<ActorId>(a), small_[a]);
+  }
+  small_.fill(0);
 }
 
 void VectorClock::raise(ActorId actor, Epoch epoch) {
@@ -40,7 +55,8 @@ void VectorClock::raise(ActorId actor, Epoch epoch) {
   }
 }
 
-Epoch VectorClock::tick(ActorId actor) {
+Epoch VectorClock::tick_slow(ActorId actor) {
+  if (!base_) make_large();  // an inline clock ticking an actor beyond inline_actors
   const Epoch next = (*this)[actor] + 1;
   raise(actor, next);
   compact_if_large();
@@ -106,12 +122,24 @@ std::shared_ptr<const VectorClock::Base> VectorClock::merged(const std::shared_p
   return result;
 }
 
-void VectorClock::join(const VectorClock& other) {
-  if (!other.base_) return;  // the empty clock adds nothing
-  if (!base_) {
+void VectorClock::join_slow(const VectorClock& other) {
+  if (!other.base_ && other.size_ == 0) return;  // the empty clock adds nothing
+  if (!base_ && size_ == 0) {
     *this = other;
     return;
   }
+  if (!base_ && !other.base_) {
+    size_ = std::max(size_, other.size_);
+    small_ = pointwise_max(small_, other.small_);
+    return;
+  }
+  if (!other.base_) {  // a wider clock meets an inline one: join its large form
+    VectorClock wide = other;
+    wide.make_large();
+    join(wide);
+    return;
+  }
+  if (!base_) make_large();
   size_ = std::max(size_, other.size_);
   if (base_ == other.base_ || other.base_->zero || descends(base_, other.base_.get())) {
     // Our base already dominates theirs: their delta is all they can add.
@@ -150,7 +178,28 @@ void VectorClock::compact_if_large() {
 VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks) {
   VectorClock result;
   const VectorClock* first = clocks.front();
-  if (!first->base_) return result;
+  if (!first->base_ && first->size_ == 0) return result;
+  const bool inline_only = std::none_of(clocks.begin(), clocks.end(), [](const VectorClock* c) { return c->base_ != nullptr; });
+  if (inline_only) {
+    for (const VectorClock* c : clocks) {
+      if (c->size_ == 0) continue;  // the empty clock adds nothing (as below)
+      result.small_ = pointwise_max(result.small_, c->small_);
+    }
+    result.size_ = first->size_;
+    return result;
+  }
+  const bool mixed = std::any_of(clocks.begin(), clocks.end(), [](const VectorClock* c) { return c->is_small(); });
+  if (mixed) {  // inline and wider clocks together (never within one engine): join large forms
+    std::vector<VectorClock> wide;
+    wide.reserve(clocks.size());
+    std::vector<const VectorClock*> all;
+    for (const VectorClock* c : clocks) {
+      wide.push_back(*c);
+      if (wide.back().is_small()) wide.back().make_large();
+      all.push_back(&wide.back());
+    }
+    return join_all(all);
+  }
   auto joined = std::make_shared<Base>();
   joined->ticks = first->base_->ticks;
   joined->parents = {first->base_};
