@@ -87,6 +87,8 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   std::size_t most_lanes = 0;
   for (const Rank& rank : s.ranks) most_lanes = std::max(most_lanes, rank.threads.size() + rank.streams.size());
   fresh.assign(most_lanes, Action{});
+  lane_bits_ok = most_lanes <= 64;
+  if (lane_bits_ok) lane_bits.resize(s.ranks.size());
   comms.resize(s.comms.size());
   comm_lanes.reserve(s.comms.size());
   for (const Communicator& c : s.comms) comm_lanes.push_back("comm " + c.name);
@@ -122,7 +124,7 @@ void Engine::State::reset(EngineOptions o) {
   records.clear();  // keeps its capacity: the pointers of the next run stay valid too
   step = 0;
   enabled.clear();
-  enabled_valid = false;
+  enabled_valid = false;  // the first enabled() recomputes the list and lane_bits
   refreshed_rank = 0;
   refreshed_members = nullptr;
   refreshed_any = false;
@@ -162,8 +164,6 @@ const std::string& Engine::lane_name(const Action& action) const {
   static const std::string unknown = "?";
   return unknown;
 }
-
-namespace {
 
 bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
   const RankState& rank = st.ranks[r];
@@ -224,8 +224,6 @@ bool collective_ready(const Engine::State& st, CommId c) {
 
 bool rendezvous_ready(const Engine::State& st, CommId c) { return collective_ready(st, c) || ready_pair(st.comms[c]) != nullptr; }
 
-}  // namespace
-
 std::size_t p2p_group_size(const Scenario& s, const OpRef& first) {
   const auto& program = s.ranks[first.rank].threads[first.thread].program;
   const std::uint32_t group = program[first.index].group;
@@ -255,91 +253,6 @@ const std::pair<const P2pKey, P2pPair>* ready_pair(const CommState& comm) {
 }
 
 bool completes_collective(const Engine::State& st, CommId c) { return collective_ready(st, c); }
-
-namespace {
-
-/// The enabled actions of one rank (issue by thread, then execute / join by stream), written
-/// from `out` on, which has room for one per lane; returns how many. A step refreshes a rank
-/// or two, so this is most of what keeping the list costs: plain stores, and the host-op check
-/// only for host ops.
-std::size_t rank_actions(const Engine::State& st, RankId r, Action* out) {
-  const RankState& rank = st.ranks[r];
-  const auto& threads = st.scenario.ranks[r].threads;
-  Action* next = out;
-  const auto thread_count = static_cast<ThreadId>(rank.threads.size());
-  for (ThreadId t = 0; t < thread_count; ++t) {
-    const std::uint32_t pc = rank.threads[t].pc;
-    const std::vector<Op>& program = threads[t].program;
-    if (pc >= program.size()) continue;
-    const Op& op = program[pc];
-    if (is_host_op(op.kind) && !host_op_ready(st, r, op)) continue;
-    *next++ = Action{ActionKind::issue, r, t};
-  }
-  const auto stream_count = static_cast<StreamId>(rank.streams.size());
-  for (StreamId k = 0; k < stream_count; ++k) {
-    const auto& queue = rank.streams[k].queue;
-    if (queue.empty()) continue;
-    const QueuedOp& head = queue.front();
-    if (is_comm_op(head.op->kind)) {
-      if (!head.joined && may_join(st, r, queue)) *next++ = Action{ActionKind::join, r, k};
-    } else if (head_ready(st, r, head)) {
-      *next++ = Action{ActionKind::execute, r, k};
-    }
-  }
-  return static_cast<std::size_t>(next - out);
-}
-
-/// Canonical order: rank actions rank by rank, then completes by communicator.
-bool before_rank(const Action& a, RankId r) { return a.kind != ActionKind::complete && a.rank < r; }
-bool before_comm(const Action& a, CommId c) { return a.kind != ActionKind::complete || a.lane < c; }
-
-}  // namespace
-
-void refresh_rank(Engine::State& st, RankId r) {
-  auto& en = st.enabled;
-  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
-  auto hi = std::partition_point(lo, en.end(), [&](const Action& a) { return before_rank(a, r + 1); });
-  Action* fresh = st.fresh.data();
-  const std::size_t count = rank_actions(st, r, fresh);
-  // Most steps leave the rank's block as it was (a kernel ran, the next one is ready): then
-  // there is nothing to move.
-  const auto old_size = hi - lo;
-  const auto new_size = static_cast<std::ptrdiff_t>(count);
-  if (new_size == old_size && std::equal(lo, hi, fresh)) return;
-  // Replace the rank's block in place; the common case keeps its size. Otherwise the list's
-  // tail (every later rank's actions) moves once, by the difference, not out and back.
-  const auto at = lo - en.begin();
-  if (new_size > old_size) {
-    en.insert(hi, static_cast<std::size_t>(new_size - old_size), Action{});
-  } else if (new_size < old_size) {
-    en.erase(lo + new_size, hi);
-  }
-  std::copy(fresh, fresh + count, en.begin() + at);
-}
-
-void refresh_comm(Engine::State& st, CommId c) {
-  auto& en = st.enabled;
-  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_comm(a, c); });
-  const bool present = lo != en.end() && lo->kind == ActionKind::complete && lo->lane == c;
-  const bool ready = rendezvous_ready(st, c);
-  if (present && !ready) en.erase(lo);
-  if (!present && ready) en.insert(lo, Action{ActionKind::complete, 0, c});
-}
-
-const std::vector<Action>& Engine::enabled() const {
-  State& st = *state_;
-  if (st.enabled_valid) return st.enabled;
-  st.enabled.clear();
-  for (RankId r = 0; r < st.scenario.ranks.size(); ++r) {
-    const std::size_t count = rank_actions(st, r, st.fresh.data());
-    st.enabled.insert(st.enabled.end(), st.fresh.begin(), st.fresh.begin() + static_cast<std::ptrdiff_t>(count));
-  }
-  for (CommId c = 0; c < st.scenario.comms.size(); ++c) {
-    if (rendezvous_ready(st, c)) st.enabled.push_back({ActionKind::complete, 0, c});
-  }
-  st.enabled_valid = true;
-  return st.enabled;
-}
 
 Engine::Refreshed Engine::last_refreshed() const {
   const State& st = *state_;

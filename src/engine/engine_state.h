@@ -140,6 +140,15 @@ struct Engine::State {
   mutable bool enabled_valid = false;  ///< false until the first full computation
   /// refresh_rank's scratch list: one slot per lane of the rank with the most, sized once.
   std::vector<Action> fresh;
+  /// Per rank, the lanes (threads, then streams: bit t, bit threads + k) whose action is in
+  /// `enabled`, and which of those are joins. A step re-asks only the lanes it could change and
+  /// touches the list only when their bits moved. Kept when every rank has at most 64 lanes
+  /// (lane_bits_ok); otherwise refresh_rank recomputes the acting rank's whole block.
+  struct LaneBits {
+    std::uint64_t enabled = 0, join = 0;
+  };
+  std::vector<LaneBits> lane_bits;
+  bool lane_bits_ok = false;
   /// The last apply()'s refresh (Engine::last_refreshed): one acting rank, or a completed
   /// collective's members (refreshed_members), and the communicator rechecked.
   RankId refreshed_rank = 0;
@@ -160,9 +169,19 @@ struct Engine::State {
   void reset(EngineOptions o);
 };
 
-/// Recomputes the enabled actions of one rank / one communicator's rendezvous.
-void refresh_rank(Engine::State& st, RankId rank);
+/// Every lane of a rank, for refresh_rank.
+inline constexpr std::uint64_t all_lanes = ~std::uint64_t{0};
+/// Brings the enabled actions of one rank up to date after a step that can only have changed
+/// `lanes` of it (bits as in State::LaneBits; the others must be as they were) / rechecks one
+/// communicator's rendezvous (enabled_set.cpp).
+void refresh_rank(Engine::State& st, RankId rank, std::uint64_t lanes = all_lanes);
 void refresh_comm(Engine::State& st, CommId comm);
+/// The conditions of enabledness (engine.cpp): a host op's, a comm op at the head of `queue`
+/// joining, a stream head running, a communicator's complete.
+bool host_op_ready(const Engine::State& st, RankId r, const Op& op);
+bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue);
+bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q);
+bool rendezvous_ready(const Engine::State& st, CommId c);
 
 /// Object keys for partial-order reduction footprints (Step::touches). The dependence relation
 /// they induce, and why each case is exact, is written down in sim/scheduler/dependence.h.
