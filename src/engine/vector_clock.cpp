@@ -140,6 +140,15 @@ void VectorClock::join_slow(const VectorClock& other) {
     return;
   }
   if (!base_) make_large();
+  // Clocks of different widths (an inline clock's large form meeting a wider one): both bases
+  // must cover every actor either holds before the paths below index them.
+  if (base_->ticks.size() < other.base_->ticks.size()) widen(other.base_->ticks.size());
+  if (other.base_->ticks.size() < base_->ticks.size()) {
+    VectorClock wide = other;
+    wide.widen(base_->ticks.size());
+    join(wide);
+    return;
+  }
   size_ = std::max(size_, other.size_);
   if (base_ == other.base_ || other.base_->zero || descends(base_, other.base_.get())) {
     // Our base already dominates theirs: their delta is all they can add.
@@ -160,10 +169,23 @@ void VectorClock::join_slow(const VectorClock& other) {
   compact_if_large();
 }
 
+void VectorClock::widen(std::size_t actors) {
+  if (base_->ticks.size() >= actors) return;
+  auto wider = std::make_shared<Base>(*base_);  // the same value, zero beyond the old width
+  wider->ticks.resize(actors, 0);
+  wider->parents = {base_};
+  wider->depth = base_->depth + 1;
+  wider->joins.clear();
+  base_ = std::move(wider);
+  size_ = std::max(size_, actors);
+}
+
 void VectorClock::compact() {
   if (!base_ || delta_.empty()) return;
   auto next = std::make_shared<Base>();
   next->ticks = base_->ticks;
+  // A tick beyond the base's width (only an inline clock's large form can have one) widens it.
+  next->ticks.resize(std::max<std::size_t>(next->ticks.size(), delta_.back().first + 1), 0);
   for (const Entry& e : delta_) next->ticks[e.first] = e.second;
   next->parents = {base_};
   next->depth = base_->depth + 1;
@@ -190,12 +212,15 @@ VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks)
   }
   const bool mixed = std::any_of(clocks.begin(), clocks.end(), [](const VectorClock* c) { return c->is_small(); });
   if (mixed) {  // inline and wider clocks together (never within one engine): join large forms
+    std::size_t actors = 0;
+    for (const VectorClock* c : clocks) actors = std::max(actors, c->size_);
     std::vector<VectorClock> wide;
     wide.reserve(clocks.size());
     std::vector<const VectorClock*> all;
     for (const VectorClock* c : clocks) {
       wide.push_back(*c);
       if (wide.back().is_small()) wide.back().make_large();
+      if (wide.back().base_) wide.back().widen(actors);
       all.push_back(&wide.back());
     }
     return join_all(all);

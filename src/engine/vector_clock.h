@@ -113,6 +113,8 @@ class VectorClock {
   bool is_small() const { return !base_ && size_ > 0; }
   /// The same value with a base: for the rare join of an inline clock with a wider one.
   void make_large();
+  /// Gives the base `actors` entries (zero beyond the old ones), for joins across widths.
+  void widen(std::size_t actors);
 
   /// The epochs of an inline clock (no base); zero beyond size_ and in the empty placeholder.
   std::array<Epoch, inline_actors> small_{};
