@@ -148,9 +148,14 @@ ActorId Engine::stream_actor(RankId rank, StreamId stream) const {
 }
 
 std::vector<float> Engine::read(RankId rank, const Range& range) const {
+  const std::span<const float> values = view(rank, range);
+  return {values.begin(), values.end()};
+}
+
+std::span<const float> Engine::view(RankId rank, const Range& range) const {
   const auto& buf = state_->ranks.at(rank).buffers.at(range.buffer);
   AMAX_CHECK(range.offset + range.count <= buf.size(), "read past the end of a buffer");
-  return {buf.begin() + range.offset, buf.begin() + range.offset + range.count};
+  return std::span<const float>(buf).subspan(range.offset, range.count);
 }
 
 const std::string& Engine::lane_name(const Action& action) const {

@@ -15,9 +15,10 @@ struct Applier {
   Engine::State& st;
   Step& step;
   /// The acting rank's lanes whose action this step may have changed (State::LaneBits): its
-  /// own, a stream it queued on or popped, the threads that synchronize on that stream or on an
-  /// event it recorded, the streams that may wait on a record it completed. refresh_rank re-asks
-  /// only these; a completion refreshes its members whole.
+  /// own; a stream whose head it changed, or whose comm head's group it grew; the threads that
+  /// synchronize on a stream it filled or drained, or on an event it recorded; the streams that
+  /// may wait on a record it completed. refresh_rank re-asks only these; a completion refreshes
+  /// its members whole.
   std::uint64_t lanes = 0;
 
   static std::uint64_t lane_bit(std::size_t lane) { return lane < 64 ? std::uint64_t{1} << lane : 0; }
@@ -113,7 +114,12 @@ struct Applier {
     } else {
       // Built in its slot at the stream's tail, not moved there: nothing reads the queue before
       // the issue is done.
-      QueuedOp& q = rank.streams[op.stream].queue.emplace_back();
+      Fifo<QueuedOp>& queue = rank.streams[op.stream].queue;
+      // Behind a head that is not a comm op, a new op changes no lane but the thread's: the head
+      // stays, and a stream that was busy stays busy. A comm head's join may wait for its group.
+      if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= stream_lane(a.rank, op.stream);
+      if (queue.empty()) lanes |= st.stream_syncers[a.rank][op.stream];  // drained no more
+      QueuedOp& q = queue.emplace_back();
       q.ref = ref;
       q.op = &op;
       q.issue_clock = thread.clock;
@@ -122,8 +128,6 @@ struct Applier {
       // that orders this issue before its own execute / join (see dependence.h).
       touch_disabling(ObjectType::stream_tail, a.rank, op.stream, others_sync(st.stream_syncers[a.rank][op.stream], a.lane));
       touch_op(ref, true);
-      // The stream's head or group may have changed, and a drained stream is drained no more.
-      lanes |= stream_lane(a.rank, op.stream) | st.stream_syncers[a.rank][op.stream];
       if (op.kind == OpKind::event_record) {
         lanes |= st.event_syncers[a.rank][op.event];  // the event names another record now
         AMAX_CHECK(st.records.size() < st.records.capacity(), "more event records issued than the scenario has");
@@ -199,7 +203,7 @@ struct Applier {
     name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
     touch_op(q.ref, true, true);  // after its issue; for a record, this is its done flag and clock
-    lanes |= stream_lane(a.rank, a.lane) | st.stream_syncers[a.rank][a.lane];  // a new head; maybe drained
+    lanes |= stream_lane(a.rank, a.lane);  // a new head
     switch (op.kind) {
       case OpKind::event_record:
         lanes |= stream_lanes(a.rank) | st.event_syncers[a.rank][op.event];  // waits on the record may run
@@ -218,6 +222,7 @@ struct Applier {
         notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
     }
     stream.queue.pop_front();
+    if (stream.queue.empty()) lanes |= st.stream_syncers[a.rank][a.lane];  // drained: syncs may return
   }
 
   void join(const Action& a) {
