@@ -3,6 +3,7 @@
 // (host_op_ready, may_join, head_ready, rendezvous_ready) are engine.cpp's.
 #include <algorithm>
 #include <bit>
+#include <tuple>
 
 #include "engine/engine.h"
 #include "engine/engine_state.h"
@@ -86,7 +87,21 @@ void replace_block(Engine::State& st, RankId r, const Action* fresh, std::size_t
   std::copy(fresh, fresh + count, en.begin() + at);
 }
 
+/// An action's place in the canonical order: completes after every rank action, by communicator;
+/// a rank's issues (by thread) before its stream actions (by stream).
+std::tuple<bool, RankId, bool, std::uint32_t> canonical_key(const Action& a) {
+  if (a.kind == ActionKind::complete) return {true, 0, false, a.lane};
+  return {false, a.rank, a.kind != ActionKind::issue, a.lane};
+}
+
 }  // namespace
+
+bool in_enabled(const Engine::State& st, const Action& action) {
+  const auto& en = st.enabled;
+  const auto key = canonical_key(action);
+  const auto at = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return canonical_key(a) < key; });
+  return at != en.end() && *at == action;
+}
 
 void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
   Action* fresh = st.fresh.data();

@@ -410,9 +410,9 @@ Step Engine::apply(const Action& requested) {
   State& st = *state_;
   // The incremental list exists before it is patched, and is exact (the model-based property
   // tests compare it with a plain model after every step), so being in it is being enabled: a
-  // scan of a few actions instead of re-deriving the action's condition.
-  const std::vector<Action>& now = enabled();
-  AMAX_CHECK(std::find(now.begin(), now.end(), action) != now.end(),
+  // binary search instead of re-deriving the action's condition.
+  enabled();
+  AMAX_CHECK(in_enabled(st, action),
              fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
   Step step;
   step.index = st.step;
