@@ -3,7 +3,6 @@
 // (host_op_ready, may_join, head_ready, rendezvous_ready) are engine.cpp's.
 #include <algorithm>
 #include <bit>
-#include <tuple>
 
 #include "engine/engine.h"
 #include "engine/engine_state.h"
@@ -87,18 +86,20 @@ void replace_block(Engine::State& st, RankId r, const Action* fresh, std::size_t
   std::copy(fresh, fresh + count, en.begin() + at);
 }
 
-/// An action's place in the canonical order: completes after every rank action, by communicator;
-/// a rank's issues (by thread) before its stream actions (by stream).
-std::tuple<bool, RankId, bool, std::uint32_t> canonical_key(const Action& a) {
-  if (a.kind == ActionKind::complete) return {true, 0, false, a.lane};
-  return {false, a.rank, a.kind != ActionKind::issue, a.lane};
+/// An action's place in the canonical order, as one number: completes after every rank action,
+/// by communicator; a rank's issues (by thread) before its stream actions (by stream).
+std::uint64_t canonical_key(const Action& a) {
+  if (a.kind == ActionKind::complete) return std::uint64_t{1} << 63 | a.lane;
+  return std::uint64_t{a.rank} << 33 | std::uint64_t{a.kind != ActionKind::issue} << 32 | a.lane;
 }
 
 }  // namespace
 
 bool in_enabled(const Engine::State& st, const Action& action) {
   const auto& en = st.enabled;
-  const auto key = canonical_key(action);
+  // A few actions (a handful of ranks) are scanned; a longer list is searched.
+  if (en.size() <= 16) return std::find(en.begin(), en.end(), action) != en.end();
+  const std::uint64_t key = canonical_key(action);
   const auto at = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return canonical_key(a) < key; });
   return at != en.end() && *at == action;
 }

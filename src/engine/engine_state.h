@@ -176,8 +176,8 @@ inline constexpr std::uint64_t all_lanes = ~std::uint64_t{0};
 /// communicator's rendezvous (enabled_set.cpp).
 void refresh_rank(Engine::State& st, RankId rank, std::uint64_t lanes = all_lanes);
 void refresh_comm(Engine::State& st, CommId comm);
-/// Whether `action` is in the (valid) enabled list: a binary search in its canonical order, so
-/// a step's check costs the log of the world's enabled actions, not a scan of them.
+/// Whether `action` is in the (valid) enabled list: a scan of a short list, a binary search in
+/// its canonical order of a long one, so a step's check never costs a pass over the world's.
 bool in_enabled(const Engine::State& st, const Action& action);
 /// The conditions of enabledness (engine.cpp): a host op's, a comm op at the head of `queue`
 /// joining, a stream head running, a communicator's complete.
