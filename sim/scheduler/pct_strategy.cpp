@@ -29,6 +29,7 @@ void PctStrategy::start(std::uint64_t seed) {
   next_change_ = 0;
   step_ = 0;
   priorities_.clear();
+  std::fill(slots_.begin(), slots_.end(), 0);
   const std::uint64_t k = std::max<std::uint64_t>(options_.expected_steps, 1);
   const std::uint64_t wanted = std::min<std::uint64_t>(options_.depth - 1, k);
   // Distinct change points, drawn by rejection (d is small, so this ends quickly).
@@ -50,14 +51,29 @@ nlohmann::ordered_json PctStrategy::parameters() const {
   return params;
 }
 
+/// The slot where `actor` is, or the empty one where it would go (linear probing from its hash).
+std::size_t PctStrategy::slot_of(std::uint64_t actor) const {
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = static_cast<std::size_t>((actor * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+  while (slots_[i] != 0 && priorities_[slots_[i] - 1].first != actor) i = (i + 1) & mask;
+  return i;
+}
+
+void PctStrategy::grow_slots() {
+  slots_.assign(std::max<std::size_t>(64, 2 * slots_.size()), 0);
+  for (std::size_t n = 0; n < priorities_.size(); ++n) slots_[slot_of(priorities_[n].first)] = static_cast<std::uint32_t>(n + 1);
+}
+
 std::uint64_t PctStrategy::priority_of(std::uint64_t actor) {
-  for (const auto& [key, priority] : priorities_) {
-    if (key == actor) return priority;
-  }
+  if (slots_.empty()) grow_slots();
+  const std::size_t slot = slot_of(actor);
+  if (slots_[slot] != 0) return priorities_[slots_[slot] - 1].second;
   // Initial priorities lie above every change-point priority (1..d-1). A random 62-bit value
   // gives a uniformly random order of the actors seen so far; ties are broken canonically.
   const std::uint64_t priority = options_.depth + prng_.below(std::uint64_t{1} << 62);
   priorities_.emplace_back(actor, priority);
+  slots_[slot] = static_cast<std::uint32_t>(priorities_.size());
+  if (2 * priorities_.size() > slots_.size()) grow_slots();
   return priority;
 }
 
@@ -77,10 +93,8 @@ std::size_t PctStrategy::highest(std::span<const Action> options) {
 std::size_t PctStrategy::pick(ChoiceKind, std::span<const Action> options) {
   std::size_t chosen = highest(options);
   while (next_change_ < change_points_.size() && change_points_[next_change_] == step_) {
-    const std::uint64_t actor = actor_key(options[chosen]);
-    for (auto& [key, priority] : priorities_) {
-      if (key == actor) priority = next_change_ + 1;
-    }
+    // The chosen actor has a priority already (highest() asked for it).
+    priorities_[slots_[slot_of(actor_key(options[chosen]))] - 1].second = next_change_ + 1;
     ++next_change_;
     chosen = highest(options);
   }

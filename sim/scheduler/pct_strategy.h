@@ -58,7 +58,13 @@ class PctStrategy final : public Strategy {
   std::vector<std::uint64_t> change_points_;  ///< sorted step indices (0-based)
   std::size_t next_change_ = 0;
   std::uint64_t step_ = 0;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> priorities_;  ///< (actor, priority)
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> priorities_;  ///< (actor, priority), first seen first
+  /// Where each actor of priorities_ is, by actor key: an open-addressed table of a power of two
+  /// slots (index + 1; 0 is empty), at most half full, so a pick finds each option's priority in
+  /// a probe or two instead of a scan of every actor seen. start() empties it, keeping its size.
+  std::vector<std::uint32_t> slots_;
+  std::size_t slot_of(std::uint64_t actor) const;
+  void grow_slots();
   std::optional<SampledRuns> runs_;
 };
 

@@ -19,6 +19,13 @@ std::string signature(const Op& op) {
 
 }  // namespace
 
+CollectiveDetector::CollectiveDetector(const Scenario& scenario)
+    : scenario_(scenario),
+      issues_(scenario.comms.size()),
+      issue_count_(scenario.comms.size(), 0),
+      last_issue_(scenario.ranks.size() * scenario.comms.size()),
+      issued_(scenario.ranks.size() * scenario.comms.size(), 0) {}
+
 void CollectiveDetector::on_issue(const IssueEvent& event) {
   if (is_p2p(event.site.op->kind)) {
     record_p2p(event);
@@ -27,7 +34,7 @@ void CollectiveDetector::on_issue(const IssueEvent& event) {
   }
   // A discarded (zero-element) collective is matched with nothing and takes no place in order.
   if (!is_collective(event.site.op->kind) || is_discarded_collective(*event.site.op)) return;
-  ++issued_[{event.site.ref.rank, event.site.op->comm}];
+  ++issued_[event.site.ref.rank * scenario_.comms.size() + event.site.op->comm];
   check_match(event);
   check_order(event);
 }
@@ -36,43 +43,59 @@ void CollectiveDetector::check_match(const IssueEvent& event) {
   // Sorted by rank in on_finish: the report compares the lowest-ranked member with the
   // lowest-ranked one that disagrees, whichever issued first, so that every schedule that issues
   // the same ops reports the same pair (partial-order reduction runs one schedule of each class).
-  issues_[{event.site.op->comm, event.seq}].push_back(event.site);
+  const CommId comm = event.site.op->comm;
+  auto& by_seq = issues_[comm];
+  if (event.seq >= issue_count_[comm]) {
+    issue_count_[comm] = event.seq + 1;
+    if (by_seq.size() < issue_count_[comm]) by_seq.resize(issue_count_[comm]);
+  }
+  by_seq[event.seq].push_back(event.site);
 }
 
 void CollectiveDetector::sort_issues() {
   // A rank issues each (comm, seq) once, so the rank order is total.
-  for (auto& [key, sites] : issues_) {
-    std::sort(sites.begin(), sites.end(), [](const OpSite& a, const OpSite& b) { return a.ref.rank < b.ref.rank; });
+  for (CommId c = 0; c < issues_.size(); ++c) {
+    for (std::uint64_t seq = 0; seq < issue_count_[c]; ++seq) {
+      auto& sites = issues_[c][seq];
+      std::sort(sites.begin(), sites.end(), [](const OpSite& a, const OpSite& b) { return a.ref.rank < b.ref.rank; });
+    }
   }
 }
 
 void CollectiveDetector::reset() {
-  issues_.clear();
-  last_issue_.clear();
-  issued_.clear();
+  for (CommId c = 0; c < issues_.size(); ++c) {
+    for (std::uint64_t seq = 0; seq < issue_count_[c]; ++seq) issues_[c][seq].clear();
+  }
+  std::fill(issue_count_.begin(), issue_count_.end(), 0);
+  std::fill(last_issue_.begin(), last_issue_.end(), std::nullopt);
+  std::fill(issued_.begin(), issued_.end(), 0);
   p2p_.clear();
   hazards_.clear();
 }
 
 void CollectiveDetector::report_mismatches() {
-  for (const auto& [key, sites] : issues_) {
-    const OpSite& first = sites.front();
-    const Op& other = *first.op;
-    for (std::size_t i = 1; i < sites.size(); ++i) {
-      const Op& op = *sites[i].op;
-      // The engine's rendezvous uses the same rule: a pair it refuses to complete is reported here.
-      const char* why = collective_disagreement(other, op);
-      if (why == nullptr) continue;
-      Hazard h;
-      h.kind = HazardKind::collective_mismatch;
-      h.subject = "comm " + scenario_.comms[key.first].name;
-      h.summary = fmt::format("{} on comm {} collective #{}: rank {} issued {} ({}) but rank {} issued {} ({})", why,
-                              scenario_.comms[key.first].name, key.second, first.ref.rank, other.name, signature(other),
-                              sites[i].ref.rank, op.name, signature(op));
-      h.participants = {participant_at(first), participant_at(sites[i])};
-      hazards_.push_back(std::move(h));
-      break;  // one report per collective
-    }
+  for (CommId c = 0; c < issues_.size(); ++c) {
+    for (std::uint64_t seq = 0; seq < issue_count_[c]; ++seq) report_mismatch(c, seq, issues_[c][seq]);
+  }
+}
+
+void CollectiveDetector::report_mismatch(CommId comm, std::uint64_t seq, const std::vector<OpSite>& sites) {
+  const OpSite& first = sites.front();
+  const Op& other = *first.op;
+  for (std::size_t i = 1; i < sites.size(); ++i) {
+    const Op& op = *sites[i].op;
+    // The engine's rendezvous uses the same rule: a pair it refuses to complete is reported here.
+    const char* why = collective_disagreement(other, op);
+    if (why == nullptr) continue;
+    Hazard h;
+    h.kind = HazardKind::collective_mismatch;
+    h.subject = "comm " + scenario_.comms[comm].name;
+    h.summary = fmt::format("{} on comm {} collective #{}: rank {} issued {} ({}) but rank {} issued {} ({})", why,
+                            scenario_.comms[comm].name, seq, first.ref.rank, other.name, signature(other),
+                            sites[i].ref.rank, op.name, signature(op));
+    h.participants = {participant_at(first), participant_at(sites[i])};
+    hazards_.push_back(std::move(h));
+    return;  // one report per collective
   }
 }
 
@@ -107,10 +130,9 @@ void CollectiveDetector::report_p2p_mismatches() {
 }
 
 void CollectiveDetector::check_order(const IssueEvent& event) {
-  const auto key = std::make_pair(event.site.ref.rank, event.site.op->comm);
-  auto it = last_issue_.find(key);
-  if (it != last_issue_.end()) {
-    const LastIssue& last = it->second;
+  std::optional<LastIssue>& slot = last_issue_[event.site.ref.rank * scenario_.comms.size() + event.site.op->comm];
+  if (slot) {
+    const LastIssue& last = *slot;
     if (last.thread != event.thread_actor && !event.thread_clock->covers(last.thread, last.epoch)) {
       Hazard h;
       h.kind = HazardKind::ordering_hazard;
@@ -124,7 +146,7 @@ void CollectiveDetector::check_order(const IssueEvent& event) {
       hazards_.push_back(std::move(h));
     }
   }
-  last_issue_[key] = LastIssue{event.thread_actor, (*event.thread_clock)[event.thread_actor], event.site};
+  slot = LastIssue{event.thread_actor, (*event.thread_clock)[event.thread_actor], event.site};
 }
 
 void CollectiveDetector::on_finish(const Engine&) {
@@ -134,11 +156,12 @@ void CollectiveDetector::on_finish(const Engine&) {
   for (CommId c = 0; c < scenario_.comms.size(); ++c) {
     const Communicator& comm = scenario_.comms[c];
     std::uint64_t most = 0;
-    for (RankId r : comm.members) most = std::max(most, issued_[{r, c}]);
+    const auto issued = [&](RankId r) { return issued_[r * scenario_.comms.size() + c]; };
+    for (RankId r : comm.members) most = std::max(most, issued(r));
     std::vector<RankId> missing;
     std::uint64_t first_missing_seq = most;
     for (RankId r : comm.members) {
-      const std::uint64_t n = issued_[{r, c}];
+      const std::uint64_t n = issued(r);
       if (n < most) {
         missing.push_back(r);
         first_missing_seq = std::min(first_missing_seq, n);
@@ -148,12 +171,12 @@ void CollectiveDetector::on_finish(const Engine&) {
     Hazard h;
     h.kind = HazardKind::unjoined_collective;
     h.subject = "comm " + comm.name;
-    auto it = issues_.find({c, first_missing_seq});
-    const OpSite* issued = it == issues_.end() ? nullptr : &it->second.front();  // the lowest-ranked issuer
+    // The lowest-ranked issuer.
+    const OpSite* issuer = first_missing_seq < issue_count_[c] ? &issues_[c][first_missing_seq].front() : nullptr;
     h.summary = fmt::format("rank(s) {} never issued collective #{} on comm {}{}", fmt::join(missing, ", "),
                             first_missing_seq, comm.name,
-                            issued ? fmt::format(" ({} issued by rank {})", issued->op->name, issued->ref.rank) : "");
-    if (issued) h.participants.push_back(participant_at(*issued));
+                            issuer ? fmt::format(" ({} issued by rank {})", issuer->op->name, issuer->ref.rank) : "");
+    if (issuer) h.participants.push_back(participant_at(*issuer));
     for (RankId r : missing) h.participants.push_back(Participant{r, "", {r, 0, 0}, "(never issued)", "", 0});
     hazards_.push_back(std::move(h));
   }

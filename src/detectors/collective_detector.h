@@ -22,7 +22,7 @@ namespace amaxcheck {
 
 class CollectiveDetector final : public Detector {
  public:
-  explicit CollectiveDetector(const Scenario& scenario) : scenario_(scenario) {}
+  explicit CollectiveDetector(const Scenario& scenario);
   const char* name() const override { return "collective"; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_issue(const IssueEvent& event) override;
@@ -38,17 +38,23 @@ class CollectiveDetector final : public Detector {
   void check_match(const IssueEvent& event);
   void sort_issues();
   void report_mismatches();
+  void report_mismatch(CommId comm, std::uint64_t seq, const std::vector<OpSite>& sites);
   void check_order(const IssueEvent& event);
   void record_p2p(const IssueEvent& event);
   void report_p2p_mismatches();
 
   const Scenario& scenario_;
-  /// (comm, seq) -> the members' ops, in issue order until on_finish sorts them by rank. Reports
-  /// read them at the end of the run, so they do not depend on which member issued first (and a
-  /// world collective's m issues cost m, not m^2 for insertion in rank order).
-  std::map<std::pair<CommId, std::uint64_t>, std::vector<OpSite>> issues_;
-  std::map<std::pair<RankId, CommId>, LastIssue> last_issue_;
-  std::map<std::pair<RankId, CommId>, std::uint64_t> issued_;
+  /// Per communicator, by seq: the members' ops, in issue order until on_finish sorts them by
+  /// rank. Reports read them at the end of the run, so they do not depend on which member issued
+  /// first (and a world collective's m issues cost m, not m^2 for insertion in rank order). A
+  /// rank's seqs on a communicator are 0, 1, 2, ..., so seqs [0, issue_count_[c]) all have
+  /// issuers. Rows beyond the count are spare: reset() keeps them and their memory.
+  std::vector<std::vector<std::vector<OpSite>>> issues_;
+  std::vector<std::uint64_t> issue_count_;
+  /// Per (rank, comm), flattened as rank * comms + comm: a table, not a map, since every issue
+  /// looks both up.
+  std::vector<std::optional<LastIssue>> last_issue_;
+  std::vector<std::uint64_t> issued_;
   /// (comm, sender, receiver, pair index) -> the send's and the recv's sites.
   std::map<std::tuple<CommId, RankId, RankId, std::uint64_t>, std::pair<std::optional<OpSite>, std::optional<OpSite>>> p2p_;
   std::vector<Hazard> hazards_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 
 #include "detectors/participant.h"
 #include "engine/engine.h"
@@ -14,7 +15,7 @@ namespace {
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 /// Index of the first element whose bits differ, or -1.
-long first_difference(const std::vector<float>& a, const std::vector<float>& b) {
+long first_difference(std::span<const float> a, std::span<const float> b) {
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (!same_bits(a[i], b[i])) return static_cast<long>(i);
   }
@@ -90,12 +91,15 @@ void ValueDetector::on_finish(const Engine& engine) {
     const std::size_t base = next;
     next += check.replicas.size();
     if (check.replicas.empty()) continue;
-    std::vector<std::vector<float>> values;
-    for (std::size_t i = 0; i < check.replicas.size(); ++i) values.push_back(engine.read(watched_[base + i].rank, watched_[base + i].range));
+    // Views of the final values, not copies: the engine is not stepped again before the run's
+    // hazards are gathered, and the list is the detector's own, reused check after check.
+    std::vector<std::span<const float>>& values = final_values_;
+    values.clear();
+    for (std::size_t i = 0; i < check.replicas.size(); ++i) values.push_back(engine.view(watched_[base + i].rank, watched_[base + i].range));
     // Replicas by the value they hold, in replica order: one divergence per value other than
     // the first replica's, between the first replica and the first holder of that value.
     const bool all_agree = std::all_of(values.begin() + 1, values.end(),
-                                       [&](const std::vector<float>& v) { return first_difference(values[0], v) < 0; });
+                                       [&](std::span<const float> v) { return first_difference(values[0], v) < 0; });
     std::vector<std::vector<std::size_t>> classes;
     for (std::size_t i = 0; i < values.size() && !all_agree; ++i) {
       auto it = std::find_if(classes.begin(), classes.end(),

@@ -12,6 +12,7 @@
 /// value), so a hazard's identity names the tensor, the ranks and the ops.
 
 #include <optional>
+#include <span>
 
 #include "detectors/detector.h"
 
@@ -44,6 +45,7 @@ class ValueDetector final : public Detector {
   // buffer b are watch_list_[watch_begin_[b] .. watch_begin_[b + 1]).
   std::vector<std::uint32_t> watch_begin_, watch_list_;
   std::vector<Hazard> hazards_;
+  std::vector<std::span<const float>> final_values_;  ///< on_finish's scratch: one check's replicas
 };
 
 }  // namespace amaxcheck

@@ -11,7 +11,7 @@
 namespace amaxcheck {
 
 Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(o) {
-  std::size_t threads = 0, streams = 0, events = 0;
+  std::size_t threads = 0, streams = 0, events = 0, event_records = 0;
   actor_base.reserve(s.ranks.size());
   for (const Rank& rank : s.ranks) {
     actor_base.push_back(static_cast<ActorId>(actor_count));
@@ -19,7 +19,12 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     threads += rank.threads.size();
     streams += rank.streams.size();
     events += rank.events.size();
+    for (const Thread& thread : rank.threads) {
+      event_records += static_cast<std::size_t>(
+          std::count_if(thread.program.begin(), thread.program.end(), [](const Op& op) { return op.kind == OpKind::event_record; }));
+    }
   }
+  records.reserve(event_records);
   op_base.reserve(s.ranks.size(), threads);
   thread_lanes.reserve(s.ranks.size(), threads);
   stream_syncers.reserve(s.ranks.size(), streams);
@@ -79,6 +84,11 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       st.buffers.push_back(std::move(values));
     }
   }
+  std::size_t most_lanes = 0;
+  for (const Rank& rank : s.ranks) most_lanes = std::max(most_lanes, rank.threads.size() + rank.streams.size());
+  fresh.assign(most_lanes, Action{});
+  lane_bits_ok = most_lanes <= 64;
+  if (lane_bits_ok) lane_bits.resize(s.ranks.size());
   comms.resize(s.comms.size());
   comm_lanes.reserve(s.comms.size());
   for (const Communicator& c : s.comms) comm_lanes.push_back("comm " + c.name);
@@ -111,10 +121,10 @@ void Engine::State::reset(EngineOptions o) {
     st.p2p_issued.clear();
   }
   for (CommState& c : comms) c = CommState{};
+  records.clear();  // keeps its capacity: the pointers of the next run stay valid too
   step = 0;
   enabled.clear();
-  enabled_valid = false;
-  fresh.clear();
+  enabled_valid = false;  // the first enabled() recomputes the list and lane_bits
   refreshed_rank = 0;
   refreshed_members = nullptr;
   refreshed_any = false;
@@ -138,9 +148,14 @@ ActorId Engine::stream_actor(RankId rank, StreamId stream) const {
 }
 
 std::vector<float> Engine::read(RankId rank, const Range& range) const {
+  const std::span<const float> values = view(rank, range);
+  return {values.begin(), values.end()};
+}
+
+std::span<const float> Engine::view(RankId rank, const Range& range) const {
   const auto& buf = state_->ranks.at(rank).buffers.at(range.buffer);
   AMAX_CHECK(range.offset + range.count <= buf.size(), "read past the end of a buffer");
-  return {buf.begin() + range.offset, buf.begin() + range.offset + range.count};
+  return std::span<const float>(buf).subspan(range.offset, range.count);
 }
 
 const std::string& Engine::lane_name(const Action& action) const {
@@ -154,8 +169,6 @@ const std::string& Engine::lane_name(const Action& action) const {
   static const std::string unknown = "?";
   return unknown;
 }
-
-namespace {
 
 bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
   const RankState& rank = st.ranks[r];
@@ -216,8 +229,6 @@ bool collective_ready(const Engine::State& st, CommId c) {
 
 bool rendezvous_ready(const Engine::State& st, CommId c) { return collective_ready(st, c) || ready_pair(st.comms[c]) != nullptr; }
 
-}  // namespace
-
 std::size_t p2p_group_size(const Scenario& s, const OpRef& first) {
   const auto& program = s.ranks[first.rank].threads[first.thread].program;
   const std::uint32_t group = program[first.index].group;
@@ -247,95 +258,6 @@ const std::pair<const P2pKey, P2pPair>* ready_pair(const CommState& comm) {
 }
 
 bool completes_collective(const Engine::State& st, CommId c) { return collective_ready(st, c); }
-
-namespace {
-
-/// The enabled actions of one rank (issue by thread, then execute / join by stream).
-void append_rank_actions(const Engine::State& st, RankId r, std::vector<Action>& out) {
-  const RankState& rank = st.ranks[r];
-  const auto& threads = st.scenario.ranks[r].threads;
-  for (ThreadId t = 0; t < rank.threads.size(); ++t) {
-    const std::uint32_t pc = rank.threads[t].pc;
-    if (pc < threads[t].program.size() && host_op_ready(st, r, threads[t].program[pc])) {
-      out.push_back({ActionKind::issue, r, t});
-    }
-  }
-  for (StreamId k = 0; k < rank.streams.size(); ++k) {
-    const auto& queue = rank.streams[k].queue;
-    if (queue.empty()) continue;
-    const QueuedOp& head = queue.front();
-    if (is_comm_op(head.op->kind)) {
-      if (!head.joined && may_join(st, r, queue)) out.push_back({ActionKind::join, r, k});
-    } else if (head_ready(st, r, head)) {
-      out.push_back({ActionKind::execute, r, k});
-    }
-  }
-}
-
-/// Canonical order: rank actions rank by rank, then completes by communicator.
-bool before_rank(const Action& a, RankId r) { return a.kind != ActionKind::complete && a.rank < r; }
-bool before_comm(const Action& a, CommId c) { return a.kind != ActionKind::complete || a.lane < c; }
-
-}  // namespace
-
-void refresh_rank(Engine::State& st, RankId r) {
-  auto& en = st.enabled;
-  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
-  auto hi = std::partition_point(lo, en.end(), [&](const Action& a) { return before_rank(a, r + 1); });
-  std::vector<Action>& fresh = st.fresh;
-  fresh.clear();
-  append_rank_actions(st, r, fresh);
-  // Replace the rank's block in place; the common case keeps its size. Otherwise the list's
-  // tail (every later rank's actions) moves once, by the difference, not out and back.
-  const auto at = lo - en.begin();
-  const auto old_size = hi - lo;
-  const auto new_size = static_cast<std::ptrdiff_t>(fresh.size());
-  if (new_size > old_size) {
-    en.insert(hi, static_cast<std::size_t>(new_size - old_size), Action{});
-  } else if (new_size < old_size) {
-    en.erase(lo + new_size, hi);
-  }
-  std::copy(fresh.begin(), fresh.end(), en.begin() + at);
-}
-
-void refresh_comm(Engine::State& st, CommId c) {
-  auto& en = st.enabled;
-  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_comm(a, c); });
-  const bool present = lo != en.end() && lo->kind == ActionKind::complete && lo->lane == c;
-  const bool ready = rendezvous_ready(st, c);
-  if (present && !ready) en.erase(lo);
-  if (!present && ready) en.insert(lo, Action{ActionKind::complete, 0, c});
-}
-
-bool is_enabled(const Engine::State& st, const Action& action) {
-  const Scenario& s = st.scenario;
-  if (action.kind == ActionKind::complete) return action.lane < s.comms.size() && rendezvous_ready(st, action.lane);
-  if (action.rank >= s.ranks.size()) return false;
-  const RankState& rank = st.ranks[action.rank];
-  if (action.kind == ActionKind::issue) {
-    if (action.lane >= rank.threads.size()) return false;
-    const auto& program = s.ranks[action.rank].threads[action.lane].program;
-    const std::uint32_t pc = rank.threads[action.lane].pc;
-    return pc < program.size() && host_op_ready(st, action.rank, program[pc]);
-  }
-  if (action.lane >= rank.streams.size() || rank.streams[action.lane].queue.empty()) return false;
-  const auto& queue = rank.streams[action.lane].queue;
-  const QueuedOp& head = queue.front();
-  if (action.kind == ActionKind::join) return is_comm_op(head.op->kind) && !head.joined && may_join(st, action.rank, queue);
-  return !is_comm_op(head.op->kind) && head_ready(st, action.rank, head);
-}
-
-const std::vector<Action>& Engine::enabled() const {
-  State& st = *state_;
-  if (st.enabled_valid) return st.enabled;
-  st.enabled.clear();
-  for (RankId r = 0; r < st.scenario.ranks.size(); ++r) append_rank_actions(st, r, st.enabled);
-  for (CommId c = 0; c < st.scenario.comms.size(); ++c) {
-    if (rendezvous_ready(st, c)) st.enabled.push_back({ActionKind::complete, 0, c});
-  }
-  st.enabled_valid = true;
-  return st.enabled;
-}
 
 Engine::Refreshed Engine::last_refreshed() const {
   const State& st = *state_;

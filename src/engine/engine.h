@@ -166,6 +166,9 @@ class Engine {
   const Scenario& scenario() const;
   /// Current contents of a rank's buffer range.
   std::vector<float> read(RankId rank, const Range& range) const;
+  /// The same contents without a copy: valid until the next apply() or reset() (detectors
+  /// compare final values with it at the end of a run).
+  std::span<const float> view(RankId rank, const Range& range) const;
   /// Human-readable name of an action's lane: "thread main", "stream compute", "comm dp".
   /// Built once per engine, so the reference lives as long as the engine.
   const std::string& lane_name(const Action& action) const;

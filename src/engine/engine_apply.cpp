@@ -14,19 +14,41 @@ struct Applier {
   Engine& engine;
   Engine::State& st;
   Step& step;
+  /// The acting rank's lanes whose action this step may have changed (State::LaneBits): its
+  /// own; a stream whose head it changed, or whose comm head's group it grew; the threads that
+  /// synchronize on a stream it filled or drained, or on an event it recorded; the streams that
+  /// may wait on a record it completed. refresh_rank re-asks only these; a completion refreshes
+  /// its members whole.
+  std::uint64_t lanes = 0;
 
+  static std::uint64_t lane_bit(std::size_t lane) { return lane < 64 ? std::uint64_t{1} << lane : 0; }
+  std::uint64_t stream_lane(RankId r, StreamId k) const { return lane_bit(st.ranks[r].threads.size() + k); }
+  /// Every thread lane, or every stream lane, of rank r.
+  std::uint64_t thread_lanes(RankId r) const { return lane_bit(st.ranks[r].threads.size()) - 1; }
+  std::uint64_t stream_lanes(RankId r) const {
+    const std::size_t threads = st.ranks[r].threads.size();
+    return (lane_bit(threads + st.ranks[r].streams.size()) - 1) & ~(lane_bit(threads) - 1);
+  }
+
+  // Touches are off in exploration runs that keep no steps: the calls below reduce to one test
+  // of the flag, and the key (a call) is worked out only when it is on.
+  [[gnu::noinline]] void add_touch(const Touch& touch) { step.touches.push_back(touch); }
   void touch(ObjectType type, std::uint32_t rank, std::uint32_t index, bool write, bool needs = false) {
-    if (st.options.step_detail.touches) step.touches.push_back({object_key(type, rank, index), write, needs});
+    if (st.options.step_detail.touches) add_touch({object_key(type, rank, index), write, needs});
   }
   void touch_key(std::uint64_t key, bool write, bool needs = false) {
-    if (st.options.step_detail.touches) step.touches.push_back({key, write, needs});
+    if (st.options.step_detail.touches) add_touch({key, write, needs});
+  }
+  /// touch_key of an op's queued_op object.
+  void touch_op(const OpRef& ref, bool write, bool needs = false) {
+    if (st.options.step_detail.touches) add_touch({op_key(ref), write, needs});
   }
   /// Whether a thread other than `thread` of rank `r` synchronizes on one of `syncers`.
   static bool others_sync(std::uint64_t syncers, ThreadId thread) {
     return (syncers & ~(std::uint64_t{1} << std::min<ThreadId>(thread, 63))) != 0;
   }
   void touch_disabling(ObjectType type, RankId r, std::uint32_t index, bool disables) {
-    if (st.options.step_detail.touches) step.touches.push_back({object_key(type, r, index), true, false, disables});
+    if (st.options.step_detail.touches) add_touch({object_key(type, r, index), true, false, disables});
   }
   /// The queued_op object of one op (its ordinal on the rank).
   std::uint64_t op_key(const OpRef& ref) const {
@@ -54,10 +76,20 @@ struct Applier {
       step.written.push_back({r, range, engine.read(r, range)});
     }
   }
+  /// Engine::lane_name without its bounds checks: `a` is an action being applied, so valid.
+  const std::string& lane_of(const Action& a) const {
+    switch (a.kind) {
+      case ActionKind::issue: return st.thread_lanes[a.rank][a.lane];
+      case ActionKind::execute:
+      case ActionKind::join: return st.stream_lanes[a.rank][a.lane];
+      case ActionKind::complete: break;
+    }
+    return st.comm_lanes[a.lane];
+  }
   OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const { return OpSite{ref, op, lane, st.step}; }
   void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
-    AccessEvent event{site(ref, &op, engine.lane_name(a)), r, actor, clock[actor], &clock, &op.reads, &op.writes};
+    AccessEvent event{site(ref, &op, lane_of(a)), r, actor, clock[actor], &clock, &op.reads, &op.writes};
     for (Observer* o : st.observers) o->on_access(event);
   }
 
@@ -72,19 +104,34 @@ struct Applier {
     step.op = ref;
     name_op(op);
     touch(ObjectType::thread, a.rank, a.lane, true);
+    lanes |= lane_bit(a.lane);
     std::uint64_t seq = 0;
     if (is_host_op(op.kind)) {
       host_effect(a.rank, thread, op);
+      lanes |= thread_lanes(a.rank);  // a signal can release another thread's wait
     } else if (is_discarded_collective(op)) {
       // NCCL discards a zero-element collective at the call: nothing is queued or matched.
     } else {
-      QueuedOp q{ref, &op, thread.clock, nullptr, 0, st.step, false};
+      // Built in its slot at the stream's tail, not moved there: nothing reads the queue before
+      // the issue is done.
+      Fifo<QueuedOp>& queue = rank.streams[op.stream].queue;
+      // Behind a head that is not a comm op, a new op changes no lane but the thread's: the head
+      // stays, and a stream that was busy stays busy. A comm head's join may wait for its group.
+      if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= stream_lane(a.rank, op.stream);
+      if (queue.empty()) lanes |= st.stream_syncers[a.rank][op.stream];  // drained no more
+      QueuedOp& q = queue.emplace_back();
+      q.ref = ref;
+      q.op = &op;
+      q.issue_clock = thread.clock;
+      q.issue_step = st.step;
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
       touch_disabling(ObjectType::stream_tail, a.rank, op.stream, others_sync(st.stream_syncers[a.rank][op.stream], a.lane));
-      touch_key(op_key(ref), true);
+      touch_op(ref, true);
       if (op.kind == OpKind::event_record) {
-        q.record = std::make_shared<RecordState>(RecordState{op_key(ref), false, a.rank, op.stream, {}});
+        lanes |= st.event_syncers[a.rank][op.event];  // the event names another record now
+        AMAX_CHECK(st.records.size() < st.records.capacity(), "more event records issued than the scenario has");
+        q.record = &st.records.emplace_back(RecordState{op_key(ref), false, a.rank, op.stream, {}});
         rank.latest_record[op.event] = q.record;
         touch_disabling(ObjectType::event, a.rank, op.event, others_sync(st.event_syncers[a.rank][op.event], a.lane));
       } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
@@ -105,9 +152,8 @@ struct Applier {
         step.comm = op.comm;
         step.seq = seq;
       }
-      rank.streams[op.stream].queue.push_back(std::move(q));
     }
-    IssueEvent event{site(ref, &op, engine.lane_name(a)), &thread.clock, thread.actor, seq};
+    IssueEvent event{site(ref, &op, lane_of(a)), &thread.clock, thread.actor, seq};
     for (Observer* o : st.observers) o->on_issue(event);
   }
 
@@ -147,17 +193,20 @@ struct Applier {
   void execute(const Action& a) {
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
-    QueuedOp q = std::move(stream.queue.front());
-    stream.queue.pop_front();
+    // Popped at the end, not moved out first: nothing below touches the queue, and an op is
+    // a few hundred bytes to move.
+    QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
     stream.clock.join(q.issue_clock);
     stream.clock.tick(stream.actor);
     step.op = q.ref;
     name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
-    touch_key(op_key(q.ref), true, true);  // after its issue; for a record, this is its done flag and clock
+    touch_op(q.ref, true, true);  // after its issue; for a record, this is its done flag and clock
+    lanes |= stream_lane(a.rank, a.lane);  // a new head
     switch (op.kind) {
       case OpKind::event_record:
+        lanes |= stream_lanes(a.rank) | st.event_syncers[a.rank][op.event];  // waits on the record may run
         q.record->done = true;
         q.record->clock = stream.clock;
         break;
@@ -172,11 +221,14 @@ struct Applier {
         record_written(a.rank, op);
         notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
     }
+    stream.queue.pop_front();
+    if (stream.queue.empty()) lanes |= st.stream_syncers[a.rank][a.lane];  // drained: syncs may return
   }
 
   void join(const Action& a) {
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
+    lanes |= stream_lane(a.rank, a.lane);  // its head has joined
     if (is_p2p(stream.queue.front().op->kind)) return join_p2p(a);
     QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
@@ -192,7 +244,7 @@ struct Applier {
     step.comm = op.comm;
     step.seq = q.seq;
     touch(ObjectType::stream, a.rank, a.lane, true);
-    touch_key(op_key(q.ref), true, true);
+    touch_op(q.ref, true, true);
     // Joins after the previous collective on the communicator completed (the last write).
     touch(ObjectType::comm_done, a.rank, op.comm, false, q.seq > 0 && st.options.mutant != Mutant::drop_comm_ordering);
     if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, a.rank, 0, false);
@@ -237,7 +289,7 @@ struct Applier {
       QueuedOp& q = stream.queue[i];
       const Op& op = *q.op;
       q.joined = true;
-      touch_key(op_key(q.ref), true, true);
+      touch_op(q.ref, true, true);
       touch_buffers(a.rank, op);
       const RankId peer = comm.members.at(op.peer);
       const bool send = op.kind == OpKind::send;
@@ -268,7 +320,7 @@ struct Applier {
     auto it = std::find(rank.uncompleted.begin(), rank.uncompleted.end(), std::make_pair(c, m.order));
     if (it != rank.uncompleted.end()) rank.uncompleted.erase(it);
     touch(ObjectType::stream, m.rank, m.stream, true);
-    touch_key(op_key(m.ref), true);
+    touch_op(m.ref, true);
     touch(ObjectType::comm_done, m.rank, c, true);
     // Only serialized joins read the launch order's front; under concurrent kernels the
     // completions of different communicators commute.
@@ -356,8 +408,11 @@ Step Engine::apply(const Action& requested) {
   // A copy: callers often pass an element of enabled(), which this step rewrites.
   const Action action = requested;
   State& st = *state_;
-  enabled();  // make sure the incremental list exists before patching it
-  AMAX_CHECK(is_enabled(st, action),
+  // The incremental list exists before it is patched, and is exact (the model-based property
+  // tests compare it with a plain model after every step), so being in it is being enabled: a
+  // binary search instead of re-deriving the action's condition.
+  enabled();
+  AMAX_CHECK(in_enabled(st, action),
              fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
   Step step;
   step.index = st.step;
@@ -383,7 +438,7 @@ Step Engine::apply(const Action& requested) {
     st.refreshed_members = &st.scenario.comms[action.lane].members;
     st.refreshed_comm = action.lane;
   } else {
-    refresh_rank(st, action.rank);
+    refresh_rank(st, action.rank, applier.lanes);
     st.refreshed_rank = action.rank;
     if (action.kind == ActionKind::join) {
       refresh_comm(st, step.comm);

@@ -29,7 +29,7 @@ struct QueuedOp {
   OpRef ref;
   const Op* op = nullptr;
   VectorClock issue_clock;                    ///< the issuing thread's clock at issue
-  std::shared_ptr<RecordState> record;        ///< event_record: its record; waits: the awaited one
+  RecordState* record = nullptr;              ///< event_record: its record; waits: the awaited one (in State::records)
   std::uint64_t seq = 0;                      ///< collectives: index on op->comm for this rank; p2p: pair index
   std::size_t issue_step = 0;
   bool joined = false;
@@ -62,7 +62,7 @@ struct RankCommState {
 struct RankState {
   std::vector<ThreadState> threads;
   std::vector<StreamState> streams;
-  std::vector<std::shared_ptr<RecordState>> latest_record;  ///< per event; null = never recorded
+  std::vector<RecordState*> latest_record;  ///< per event (in State::records); null = never recorded
   std::vector<std::vector<VectorClock>> flag_signals;       ///< per host flag: clock per signal
   std::vector<std::vector<float>> buffers;
   /// Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
@@ -121,6 +121,10 @@ struct Engine::State {
   EngineOptions options;
   std::vector<Observer*> observers;
   std::vector<RankState> ranks;
+  /// Every event record of the run, one per event_record op issued. Reserved at construction for
+  /// every such op of the scenario (each is issued at most once a run), so the pointers queued
+  /// ops and latest_record hold stay valid all run, and a run allocates no record of its own.
+  std::vector<RecordState> records;
   std::vector<CommState> comms;
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
   PerRank<std::uint32_t> op_base;  ///< per rank, per thread: first op's ordinal on the rank
@@ -134,7 +138,17 @@ struct Engine::State {
   /// refresh_comm) so a step costs what it touches, not the size of the world.
   mutable std::vector<Action> enabled;
   mutable bool enabled_valid = false;  ///< false until the first full computation
-  std::vector<Action> fresh;  ///< refresh_rank's scratch list, kept to avoid an allocation per step
+  /// refresh_rank's scratch list: one slot per lane of the rank with the most, sized once.
+  std::vector<Action> fresh;
+  /// Per rank, the lanes (threads, then streams: bit t, bit threads + k) whose action is in
+  /// `enabled`, and which of those are joins. A step re-asks only the lanes it could change and
+  /// touches the list only when their bits moved. Kept when every rank has at most 64 lanes
+  /// (lane_bits_ok); otherwise refresh_rank recomputes the acting rank's whole block.
+  struct LaneBits {
+    std::uint64_t enabled = 0, join = 0;
+  };
+  std::vector<LaneBits> lane_bits;
+  bool lane_bits_ok = false;
   /// The last apply()'s refresh (Engine::last_refreshed): one acting rank, or a completed
   /// collective's members (refreshed_members), and the communicator rechecked.
   RankId refreshed_rank = 0;
@@ -155,11 +169,22 @@ struct Engine::State {
   void reset(EngineOptions o);
 };
 
-/// Recomputes the enabled actions of one rank / one communicator's rendezvous.
-void refresh_rank(Engine::State& st, RankId rank);
+/// Every lane of a rank, for refresh_rank.
+inline constexpr std::uint64_t all_lanes = ~std::uint64_t{0};
+/// Brings the enabled actions of one rank up to date after a step that can only have changed
+/// `lanes` of it (bits as in State::LaneBits; the others must be as they were) / rechecks one
+/// communicator's rendezvous (enabled_set.cpp).
+void refresh_rank(Engine::State& st, RankId rank, std::uint64_t lanes = all_lanes);
 void refresh_comm(Engine::State& st, CommId comm);
-/// Whether `action` is enabled now (without scanning the enabled list).
-bool is_enabled(const Engine::State& st, const Action& action);
+/// Whether `action` is in the (valid) enabled list: a scan of a short list, a binary search in
+/// its canonical order of a long one, so a step's check never costs a pass over the world's.
+bool in_enabled(const Engine::State& st, const Action& action);
+/// The conditions of enabledness (engine.cpp): a host op's, a comm op at the head of `queue`
+/// joining, a stream head running, a communicator's complete.
+bool host_op_ready(const Engine::State& st, RankId r, const Op& op);
+bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue);
+bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q);
+bool rendezvous_ready(const Engine::State& st, CommId c);
 
 /// Object keys for partial-order reduction footprints (Step::touches). The dependence relation
 /// they induce, and why each case is exact, is written down in sim/scheduler/dependence.h.

@@ -39,10 +39,11 @@ class Fifo {
     if (empty()) clear();  // start again at the array's beginning
     items_.push_back(std::move(item));
   }
+  /// Returns the new back, to fill in place.
   template <typename... Args>
-  void emplace_back(Args&&... args) {
+  T& emplace_back(Args&&... args) {
     if (empty()) clear();
-    items_.emplace_back(std::forward<Args>(args)...);
+    return items_.emplace_back(std::forward<Args>(args)...);
   }
 
   /// Drops the front; its slot is released (assigned T{}) so what it held does not linger.

@@ -19,16 +19,31 @@ constexpr std::size_t max_joins = 8;
 }  // namespace
 
 VectorClock::VectorClock(std::size_t actors) : size_(actors) {
+  if (actors > 0 && actors <= inline_actors) return;  // inline: small_ is already all zero
   auto base = std::make_shared<Base>();
   base->ticks.assign(actors, 0);
   base->zero = true;
   base_ = std::move(base);
 }
 
-Epoch VectorClock::operator[](ActorId actor) const {
+Epoch VectorClock::large_at(ActorId actor) const {
   auto it = std::lower_bound(delta_.begin(), delta_.end(), actor, [](const Entry& e, ActorId a) { return e.first < a; });
   if (it != delta_.end() && it->first == actor) return it->second;
   return base_at(actor);
+}
+
+void VectorClock::make_large() {
+  // A zero base with the inline epochs as its delta: the state a copy of a large root would
+  // have reached (a zero base is dominated by every other, so joins treat both alike).
+  auto base = std::make_shared<Base>();
+  base->ticks.assign(size_, 0);
+  base->zero = true;
+  base_ = std::move(base);
+  delta_.clear();
+  for (std::size_t a = 0; a < inline_actors; ++a) {
+    if (small_[a] > 0) delta_.emplace_back(static_cast<ActorId>(a), small_[a]);
+  }
+  small_.fill(0);
 }
 
 void VectorClock::raise(ActorId actor, Epoch epoch) {
@@ -40,7 +55,8 @@ void VectorClock::raise(ActorId actor, Epoch epoch) {
   }
 }
 
-Epoch VectorClock::tick(ActorId actor) {
+Epoch VectorClock::tick_slow(ActorId actor) {
+  if (!base_) make_large();  // an inline clock ticking an actor beyond inline_actors
   const Epoch next = (*this)[actor] + 1;
   raise(actor, next);
   compact_if_large();
@@ -106,10 +122,31 @@ std::shared_ptr<const VectorClock::Base> VectorClock::merged(const std::shared_p
   return result;
 }
 
-void VectorClock::join(const VectorClock& other) {
-  if (!other.base_) return;  // the empty clock adds nothing
-  if (!base_) {
+void VectorClock::join_slow(const VectorClock& other) {
+  if (!other.base_ && other.size_ == 0) return;  // the empty clock adds nothing
+  if (!base_ && size_ == 0) {
     *this = other;
+    return;
+  }
+  if (!base_ && !other.base_) {
+    size_ = std::max(size_, other.size_);
+    small_ = pointwise_max(small_, other.small_);
+    return;
+  }
+  if (!other.base_) {  // a wider clock meets an inline one: join its large form
+    VectorClock wide = other;
+    wide.make_large();
+    join(wide);
+    return;
+  }
+  if (!base_) make_large();
+  // Clocks of different widths (an inline clock's large form meeting a wider one): both bases
+  // must cover every actor either holds before the paths below index them.
+  if (base_->ticks.size() < other.base_->ticks.size()) widen(other.base_->ticks.size());
+  if (other.base_->ticks.size() < base_->ticks.size()) {
+    VectorClock wide = other;
+    wide.widen(base_->ticks.size());
+    join(wide);
     return;
   }
   size_ = std::max(size_, other.size_);
@@ -132,10 +169,23 @@ void VectorClock::join(const VectorClock& other) {
   compact_if_large();
 }
 
+void VectorClock::widen(std::size_t actors) {
+  if (base_->ticks.size() >= actors) return;
+  auto wider = std::make_shared<Base>(*base_);  // the same value, zero beyond the old width
+  wider->ticks.resize(actors, 0);
+  wider->parents = {base_};
+  wider->depth = base_->depth + 1;
+  wider->joins.clear();
+  base_ = std::move(wider);
+  size_ = std::max(size_, actors);
+}
+
 void VectorClock::compact() {
   if (!base_ || delta_.empty()) return;
   auto next = std::make_shared<Base>();
   next->ticks = base_->ticks;
+  // A tick beyond the base's width (only an inline clock's large form can have one) widens it.
+  next->ticks.resize(std::max<std::size_t>(next->ticks.size(), delta_.back().first + 1), 0);
   for (const Entry& e : delta_) next->ticks[e.first] = e.second;
   next->parents = {base_};
   next->depth = base_->depth + 1;
@@ -150,7 +200,31 @@ void VectorClock::compact_if_large() {
 VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks) {
   VectorClock result;
   const VectorClock* first = clocks.front();
-  if (!first->base_) return result;
+  if (!first->base_ && first->size_ == 0) return result;
+  const bool inline_only = std::none_of(clocks.begin(), clocks.end(), [](const VectorClock* c) { return c->base_ != nullptr; });
+  if (inline_only) {
+    for (const VectorClock* c : clocks) {
+      if (c->size_ == 0) continue;  // the empty clock adds nothing (as below)
+      result.small_ = pointwise_max(result.small_, c->small_);
+    }
+    result.size_ = first->size_;
+    return result;
+  }
+  const bool mixed = std::any_of(clocks.begin(), clocks.end(), [](const VectorClock* c) { return c->is_small(); });
+  if (mixed) {  // inline and wider clocks together (never within one engine): join large forms
+    std::size_t actors = 0;
+    for (const VectorClock* c : clocks) actors = std::max(actors, c->size_);
+    std::vector<VectorClock> wide;
+    wide.reserve(clocks.size());
+    std::vector<const VectorClock*> all;
+    for (const VectorClock* c : clocks) {
+      wide.push_back(*c);
+      if (wide.back().is_small()) wide.back().make_large();
+      if (wide.back().base_) wide.back().widen(actors);
+      all.push_back(&wide.back());
+    }
+    return join_all(all);
+  }
   auto joined = std::make_shared<Base>();
   joined->ticks = first->base_->ticks;
   joined->parents = {first->base_};

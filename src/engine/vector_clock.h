@@ -13,7 +13,14 @@
 /// from a few earlier collectives, so a few passes, not m): the cost of a collective stays
 /// linear in the number of actors instead of quadratic, and a member's clock takes the new
 /// base without a dense pass of its own (see bench/bench_engine.cpp, BM_CostPerCollective).
+///
+/// Small clocks (at most `inline_actors` actors: a scenario of a few ranks) skip all of that and
+/// hold their epochs in the clock itself: a dense join of 16 epochs costs less than looking up a
+/// delta, and a copy (every issued op, record and rendezvous member takes one) allocates nothing
+/// and touches no reference count. Which representation a clock has never shows in its value.
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -32,11 +39,24 @@ class VectorClock {
   /// copies of one such root, so that they share its base.
   explicit VectorClock(std::size_t actors);
 
-  Epoch operator[](ActorId actor) const;
+  Epoch operator[](ActorId actor) const {
+    if (!base_) return actor < inline_actors ? small_[actor] : 0;
+    return large_at(actor);
+  }
   /// Advances `actor` by one and returns its new epoch.
-  Epoch tick(ActorId actor);
+  Epoch tick(ActorId actor) {
+    if (!base_ && actor < inline_actors) return ++small_[actor];  // inline (or the empty clock)
+    return tick_slow(actor);
+  }
   /// Pointwise maximum with `other`.
-  void join(const VectorClock& other);
+  void join(const VectorClock& other) {
+    if (!base_ && !other.base_ && size_ > 0 && other.size_ > 0) {  // both inline
+      size_ = size_ < other.size_ ? other.size_ : size_;
+      small_ = pointwise_max(small_, other.small_);
+      return;
+    }
+    join_slow(other);
+  }
   /// True when the access (actor, epoch) happened before the holder of this clock.
   bool covers(ActorId actor, Epoch epoch) const { return epoch <= (*this)[actor]; }
   std::size_t size() const { return size_; }
@@ -46,6 +66,9 @@ class VectorClock {
   /// in one dense pass: a collective's completion clock, which every member then shares.
   static VectorClock join_all(const std::vector<const VectorClock*>& clocks);
   friend bool operator==(const VectorClock& a, const VectorClock& b);
+
+  /// Clocks over at most this many actors are dense and inline (see the top of this file).
+  static constexpr std::size_t inline_actors = 16;
 
  private:
   struct Base {
@@ -64,7 +87,16 @@ class VectorClock {
   };
   using Entry = std::pair<ActorId, Epoch>;
 
-  Epoch base_at(ActorId actor) const { return base_ ? base_->ticks[actor] : 0; }
+  Epoch tick_slow(ActorId actor);
+  void join_slow(const VectorClock& other);
+  /// The inline join. By value, over the whole array: the two cannot alias and the trip count is
+  /// fixed, so the compiler makes it a few vector instructions instead of a loop of branches.
+  static std::array<Epoch, inline_actors> pointwise_max(std::array<Epoch, inline_actors> a,
+                                                        const std::array<Epoch, inline_actors>& b) {
+    for (std::size_t i = 0; i < inline_actors; ++i) a[i] = a[i] < b[i] ? b[i] : a[i];
+    return a;
+  }
+  Epoch base_at(ActorId actor) const { return base_ && actor < base_->ticks.size() ? base_->ticks[actor] : 0; }
   /// True when `ancestor` is `base` or one of its ancestors (so `base` dominates it); false
   /// also when the search gives up (a bounded walk: the caller then joins densely).
   static bool descends(const std::shared_ptr<const Base>& base, const Base* ancestor);
@@ -75,7 +107,17 @@ class VectorClock {
   /// one dense pass the first time, then found again (Base::joins).
   static std::shared_ptr<const Base> merged(const std::shared_ptr<const Base>& a, const std::shared_ptr<const Base>& b);
   void compact_if_large();
+  /// The value of a clock with a base (the shared representation).
+  Epoch large_at(ActorId actor) const;
+  /// Inline (no base) and not the empty placeholder.
+  bool is_small() const { return !base_ && size_ > 0; }
+  /// The same value with a base: for the rare join of an inline clock with a wider one.
+  void make_large();
+  /// Gives the base `actors` entries (zero beyond the old ones), for joins across widths.
+  void widen(std::size_t actors);
 
+  /// The epochs of an inline clock (no base); zero beyond size_ and in the empty placeholder.
+  std::array<Epoch, inline_actors> small_{};
   std::shared_ptr<const Base> base_;
   std::vector<Entry> delta_;  ///< sorted by actor; every entry is ahead of the base
   std::size_t size_ = 0;

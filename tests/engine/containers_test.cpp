@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/fifo.h"
@@ -32,6 +33,22 @@ TEST(Fifo, pops_in_push_order_across_compactions) {
     fifo.pop_front();
   }
   EXPECT_EQ(next_out, next_in);
+}
+
+TEST(Fifo, emplace_back_returns_the_new_back_to_fill_in_place) {
+  Fifo<std::pair<int, std::string>> fifo;
+  fifo.emplace_back(1, "one");
+  auto& second = fifo.emplace_back();
+  second.first = 2;
+  second.second = "two";
+  fifo.pop_front();
+  fifo.pop_front();
+  // An emptied list starts again at its array's beginning; the reference is to the new back.
+  auto& third = fifo.emplace_back(3, "three");
+  third.second += "!";
+  ASSERT_EQ(fifo.size(), 1u);
+  EXPECT_EQ(fifo.front().first, 3);
+  EXPECT_EQ(fifo.front().second, "three!");
 }
 
 TEST(Fifo, erase_removes_one_element_from_the_middle) {

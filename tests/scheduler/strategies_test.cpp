@@ -2,10 +2,12 @@
 // function of (scenario, strategy, seed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "scheduler/explore.h"
 #include "scheduler/pct_strategy.h"
+#include "scheduler/prng.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/run.h"
 #include "scenarios.h"
@@ -38,6 +40,49 @@ TEST(Pct, the_same_seed_makes_the_same_choices_and_change_points) {
   EXPECT_EQ(a.change_points(), b.change_points());
   EXPECT_EQ(a.change_points().size(), 2u) << "depth 3 has two change points";
   for (std::uint64_t k : a.change_points()) EXPECT_LT(k, expected_steps(s));
+}
+
+TEST(Pct, picks_the_option_whose_actor_drew_the_highest_priority_as_a_plain_scan_would) {
+  // A reference PCT at depth 1 (no change points): priorities drawn in first-seen order from the
+  // same PRNG, looked up by scanning every actor seen. 300 actors make the strategy's table grow
+  // several times; the second pass of seeds reuses one strategy, so its reset is covered too.
+  constexpr std::uint32_t actors = 300;
+  std::vector<std::vector<Action>> lists;
+  Prng shape(99);
+  for (int step = 0; step < 200; ++step) {
+    std::vector<Action> options;
+    const auto n = 1 + shape.below(12);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const auto a = static_cast<std::uint32_t>(shape.below(actors));
+      options.push_back(Action{a % 3 == 0 ? ActionKind::complete : a % 3 == 1 ? ActionKind::issue : ActionKind::execute, a / 3, a % 7});
+    }
+    lists.push_back(std::move(options));
+  }
+  PctStrategy reused(PctOptions{1, 1, 1}, SampledRuns{1, 4});
+  for (std::uint64_t run = 0; run < 4; ++run) {
+    ASSERT_TRUE(reused.begin_run(run));
+    PctStrategy fresh(PctOptions{reused.seed(), 1, 1});
+    Prng reference(reused.seed());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> seen;
+    for (const auto& options : lists) {
+      std::size_t best = 0;
+      std::uint64_t best_priority = 0;
+      for (std::size_t i = 0; i < options.size(); ++i) {
+        const std::uint64_t key = actor_key(options[i]);
+        auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& e) { return e.first == key; });
+        if (it == seen.end()) {
+          seen.emplace_back(key, 1 + reference.below(std::uint64_t{1} << 62));
+          it = seen.end() - 1;
+        }
+        if (i == 0 || it->second > best_priority) {
+          best = i;
+          best_priority = it->second;
+        }
+      }
+      ASSERT_EQ(fresh.pick(ChoiceKind::next_action, options), best);
+      ASSERT_EQ(reused.pick(ChoiceKind::next_action, options), best);
+    }
+  }
 }
 
 TEST(Pct, depth_one_runs_actors_by_fixed_priority) {

@@ -1,0 +1,167 @@
+// The enabled list, kept step by step: which lanes a step can change, and the rank blocks and
+// completions of Engine::enabled() rewritten only where one did. The conditions themselves
+// (host_op_ready, may_join, head_ready, rendezvous_ready) are engine.cpp's.
+#include <algorithm>
+#include <bit>
+
+#include "engine/engine.h"
+#include "engine/engine_state.h"
+
+namespace amaxcheck {
+namespace {
+
+/// The action lane `lane` of rank `r` has now (threads first, then streams), if any.
+bool lane_action(const Engine::State& st, RankId r, std::uint32_t lane, Action& out) {
+  const RankState& rank = st.ranks[r];
+  const auto thread_count = static_cast<std::uint32_t>(rank.threads.size());
+  if (lane < thread_count) {
+    const std::uint32_t pc = rank.threads[lane].pc;
+    const std::vector<Op>& program = st.scenario.ranks[r].threads[lane].program;
+    if (pc >= program.size()) return false;
+    const Op& op = program[pc];
+    if (is_host_op(op.kind) && !host_op_ready(st, r, op)) return false;
+    out = Action{ActionKind::issue, r, lane};
+    return true;
+  }
+  const StreamId k = lane - thread_count;
+  const auto& queue = rank.streams[k].queue;
+  if (queue.empty()) return false;
+  const QueuedOp& head = queue.front();
+  if (is_comm_op(head.op->kind)) {
+    if (head.joined || !may_join(st, r, queue)) return false;
+    out = Action{ActionKind::join, r, k};
+    return true;
+  }
+  if (!head_ready(st, r, head)) return false;
+  out = Action{ActionKind::execute, r, k};
+  return true;
+}
+
+std::uint32_t lane_count(const Engine::State& st, RankId r) {
+  return static_cast<std::uint32_t>(st.ranks[r].threads.size() + st.ranks[r].streams.size());
+}
+
+/// The enabled actions of one rank in lane order, written from `out` on (room for one per
+/// lane); returns how many.
+std::size_t rank_actions(const Engine::State& st, RankId r, Action* out) {
+  Action* next = out;
+  const std::uint32_t lanes = lane_count(st, r);
+  for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+    if (lane_action(st, r, lane, *next)) ++next;
+  }
+  return static_cast<std::size_t>(next - out);
+}
+
+/// Lane bits of one rank's actions (LaneBits).
+Engine::State::LaneBits bits_of(const Action* actions, std::size_t count, std::uint32_t threads) {
+  Engine::State::LaneBits bits;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Action& a = actions[i];
+    const std::uint32_t lane = a.kind == ActionKind::issue ? a.lane : threads + a.lane;
+    bits.enabled |= std::uint64_t{1} << lane;
+    if (a.kind == ActionKind::join) bits.join |= std::uint64_t{1} << lane;
+  }
+  return bits;
+}
+
+/// Canonical order: rank actions rank by rank, then completes by communicator.
+bool before_rank(const Action& a, RankId r) { return a.kind != ActionKind::complete && a.rank < r; }
+bool before_comm(const Action& a, CommId c) { return a.kind != ActionKind::complete || a.lane < c; }
+
+/// Replaces rank r's block of the enabled list with `count` actions from `fresh`.
+void replace_block(Engine::State& st, RankId r, const Action* fresh, std::size_t count) {
+  auto& en = st.enabled;
+  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
+  auto hi = std::partition_point(lo, en.end(), [&](const Action& a) { return before_rank(a, r + 1); });
+  const auto old_size = hi - lo;
+  const auto new_size = static_cast<std::ptrdiff_t>(count);
+  if (new_size == old_size && std::equal(lo, hi, fresh)) return;
+  // The list's tail (every later rank's actions) moves once, by the difference, not out and back.
+  const auto at = lo - en.begin();
+  if (new_size > old_size) {
+    en.insert(hi, static_cast<std::size_t>(new_size - old_size), Action{});
+  } else if (new_size < old_size) {
+    en.erase(lo + new_size, hi);
+  }
+  std::copy(fresh, fresh + count, en.begin() + at);
+}
+
+/// An action's place in the canonical order, as one number: completes after every rank action,
+/// by communicator; a rank's issues (by thread) before its stream actions (by stream).
+std::uint64_t canonical_key(const Action& a) {
+  if (a.kind == ActionKind::complete) return std::uint64_t{1} << 63 | a.lane;
+  return std::uint64_t{a.rank} << 33 | std::uint64_t{a.kind != ActionKind::issue} << 32 | a.lane;
+}
+
+}  // namespace
+
+bool in_enabled(const Engine::State& st, const Action& action) {
+  const auto& en = st.enabled;
+  // A few actions (a handful of ranks) are scanned; a longer list is searched.
+  if (en.size() <= 16) return std::find(en.begin(), en.end(), action) != en.end();
+  const std::uint64_t key = canonical_key(action);
+  const auto at = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return canonical_key(a) < key; });
+  return at != en.end() && *at == action;
+}
+
+void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
+  Action* fresh = st.fresh.data();
+  if (!st.lane_bits_ok) {
+    replace_block(st, r, fresh, rank_actions(st, r, fresh));
+    return;
+  }
+  // Only the lanes the step could change are asked again; the others keep their bits.
+  Engine::State::LaneBits bits = st.lane_bits[r];
+  const std::uint32_t count = lane_count(st, r);
+  if (count < 64) lanes &= (std::uint64_t{1} << count) - 1;
+  for (std::uint64_t rest = lanes; rest != 0; rest &= rest - 1) {
+    const auto lane = static_cast<std::uint32_t>(std::countr_zero(rest));
+    const std::uint64_t bit = std::uint64_t{1} << lane;
+    Action action;
+    const bool on = lane_action(st, r, lane, action);
+    bits.enabled = on ? bits.enabled | bit : bits.enabled & ~bit;
+    bits.join = on && action.kind == ActionKind::join ? bits.join | bit : bits.join & ~bit;
+  }
+  // Most steps leave the rank's actions as they were (a kernel ran, the next one is ready).
+  if (bits.enabled == st.lane_bits[r].enabled && bits.join == st.lane_bits[r].join) return;
+  st.lane_bits[r] = bits;
+  const auto threads = static_cast<std::uint32_t>(st.ranks[r].threads.size());
+  Action* next = fresh;
+  for (std::uint64_t rest = bits.enabled; rest != 0; rest &= rest - 1) {
+    const auto lane = static_cast<std::uint32_t>(std::countr_zero(rest));
+    if (lane < threads) {
+      *next++ = Action{ActionKind::issue, r, lane};
+    } else {
+      const bool join = (bits.join >> lane & 1) != 0;
+      *next++ = Action{join ? ActionKind::join : ActionKind::execute, r, lane - threads};
+    }
+  }
+  replace_block(st, r, fresh, static_cast<std::size_t>(next - fresh));
+}
+
+void refresh_comm(Engine::State& st, CommId c) {
+  auto& en = st.enabled;
+  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_comm(a, c); });
+  const bool present = lo != en.end() && lo->kind == ActionKind::complete && lo->lane == c;
+  const bool ready = rendezvous_ready(st, c);
+  if (present && !ready) en.erase(lo);
+  if (!present && ready) en.insert(lo, Action{ActionKind::complete, 0, c});
+}
+
+const std::vector<Action>& Engine::enabled() const {
+  State& st = *state_;
+  if (st.enabled_valid) return st.enabled;
+  st.enabled.clear();
+  for (RankId r = 0; r < st.scenario.ranks.size(); ++r) {
+    const std::size_t count = rank_actions(st, r, st.fresh.data());
+    if (st.lane_bits_ok) st.lane_bits[r] = bits_of(st.fresh.data(), count, static_cast<std::uint32_t>(st.ranks[r].threads.size()));
+    st.enabled.insert(st.enabled.end(), st.fresh.begin(), st.fresh.begin() + static_cast<std::ptrdiff_t>(count));
+  }
+  for (CommId c = 0; c < st.scenario.comms.size(); ++c) {
+    if (rendezvous_ready(st, c)) st.enabled.push_back({ActionKind::complete, 0, c});
+  }
+  st.enabled_valid = true;
+  return st.enabled;
+}
+
+}  // namespace amaxcheck
