@@ -88,8 +88,7 @@ RunResult Runner::run(Strategy& strategy) {
     }
     AMAX_CHECK(chosen < enabled.size(), "a strategy picked an option that does not exist");
     result.choices.push_back(Choice{ChoiceKind::next_action, enabled.size(), chosen});
-    const Action action = enabled[chosen];
-    Step step = engine.apply(action);
+    Step step = engine.apply_enabled(chosen);
     strategy.on_step(step);
     ++result.step_count;
     if (options.record_steps) result.steps.push_back(std::move(step));

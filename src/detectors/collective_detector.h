@@ -24,6 +24,7 @@ class CollectiveDetector final : public Detector {
  public:
   explicit CollectiveDetector(const Scenario& scenario);
   const char* name() const override { return "collective"; }
+  Events events() const override { return {true, false, false}; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_issue(const IssueEvent& event) override;
   void on_finish(const Engine& engine) override;

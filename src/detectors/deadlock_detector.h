@@ -15,6 +15,7 @@ bool is_wait_for_cycle(const Hazard& hazard);
 class DeadlockDetector final : public Detector {
  public:
   const char* name() const override { return "deadlock"; }
+  Events events() const override { return {false, false, false}; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_finish(const Engine& engine) override;
   void reset() override { hazards_.clear(); }

@@ -15,6 +15,7 @@ class RaceDetector final : public Detector {
  public:
   explicit RaceDetector(const Scenario& scenario);
   const char* name() const override { return "race"; }
+  Events events() const override { return {false, true, false}; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_access(const AccessEvent& event) override;
   void reset() override;

@@ -22,6 +22,7 @@ class ValueDetector final : public Detector {
  public:
   explicit ValueDetector(const Scenario& scenario);
   const char* name() const override { return "values"; }
+  Events events() const override { return {false, true, false}; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   /// Remembers the last op that wrote each checked range.
   void on_access(const AccessEvent& event) override;

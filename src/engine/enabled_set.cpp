@@ -1,13 +1,61 @@
 // The enabled list, kept step by step: which lanes a step can change, and the rank blocks and
-// completions of Engine::enabled() rewritten only where one did. The conditions themselves
-// (host_op_ready, may_join, head_ready, rendezvous_ready) are engine.cpp's.
+// completions of Engine::enabled() rewritten only where one did. The lane conditions
+// (host_op_ready, may_join, head_ready) live here, beside their one caller, so they inline into
+// it; a communicator's (rendezvous_ready) is engine.cpp's.
 #include <algorithm>
 #include <bit>
+#include <cstring>
+#include <type_traits>
 
 #include "engine/engine.h"
 #include "engine/engine_state.h"
+#include "util/check.h"
 
 namespace amaxcheck {
+
+bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
+  const RankState& rank = st.ranks[r];
+  switch (op.kind) {
+    case OpKind::stream_synchronize: return rank.streams[op.stream].queue.empty();
+    case OpKind::event_synchronize: {
+      const auto& rec = rank.latest_record[op.event];
+      return !rec || rec->done;
+    }
+    case OpKind::device_synchronize:
+      for (const auto& s : rank.streams) {
+        if (!s.queue.empty()) return false;
+      }
+      return true;
+    case OpKind::host_wait: return rank.flag_signals[op.flag].size() >= op.count;
+    default: return true;
+  }
+}
+
+/// A comm op at the head of a stream may join: NCCL's per-comm order, under serialized kernels
+/// the device's launch order, and for a group, every op of the group queued behind it.
+bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue) {
+  const RankState& rank = st.ranks[r];
+  const QueuedOp& q = queue.front();
+  if (st.options.mutant != Mutant::drop_comm_ordering) {
+    if (rank.per_comm[q.op->comm].ops_done != q.order) return false;
+  }
+  if (st.scenario.kernels == KernelConcurrency::serialized) {
+    AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
+    if (rank.uncompleted.front() != std::make_pair(q.op->comm, q.order)) return false;
+  }
+  return p2p_group_size(st.scenario, q.ref) <= queued_group_size(queue);
+}
+
+bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
+  switch (q.op->kind) {
+    case OpKind::stream_wait_event:
+    case OpKind::work_wait:
+      return st.options.mutant == Mutant::ignore_event_waits || !q.record || q.record->done;
+    default: return true;
+  }
+  (void)r;
+}
+
 namespace {
 
 /// The action lane `lane` of rank `r` has now (threads first, then streams), if any.
@@ -70,20 +118,24 @@ bool before_comm(const Action& a, CommId c) { return a.kind != ActionKind::compl
 
 /// Replaces rank r's block of the enabled list with `count` actions from `fresh`.
 void replace_block(Engine::State& st, RankId r, const Action* fresh, std::size_t count) {
+  static_assert(std::is_trivially_copyable_v<Action>);
   auto& en = st.enabled;
-  auto lo = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
-  auto hi = std::partition_point(lo, en.end(), [&](const Action& a) { return before_rank(a, r + 1); });
-  const auto old_size = hi - lo;
-  const auto new_size = static_cast<std::ptrdiff_t>(count);
-  if (new_size == old_size && std::equal(lo, hi, fresh)) return;
+  const Action* const first = en.data();
+  const Action* const last = first + en.size();
+  const Action* lo = std::partition_point(first, last, [&](const Action& a) { return before_rank(a, r); });
+  // The block is at most one action per lane of the rank: walked, not searched.
+  const Action* hi = lo;
+  while (hi != last && hi->kind != ActionKind::complete && hi->rank == r) ++hi;
+  const auto at = static_cast<std::size_t>(lo - first);
+  const auto old_size = static_cast<std::size_t>(hi - lo);
+  const std::size_t tail = en.size() - at - old_size;
+  if (count == old_size && std::equal(lo, hi, fresh)) return;
   // The list's tail (every later rank's actions) moves once, by the difference, not out and back.
-  const auto at = lo - en.begin();
-  if (new_size > old_size) {
-    en.insert(hi, static_cast<std::size_t>(new_size - old_size), Action{});
-  } else if (new_size < old_size) {
-    en.erase(lo + new_size, hi);
-  }
-  std::copy(fresh, fresh + count, en.begin() + at);
+  if (count > old_size) en.resize(en.size() + (count - old_size));  // may move the list
+  Action* const block = en.data() + at;
+  if (count != old_size) std::memmove(block + count, block + old_size, tail * sizeof(Action));
+  if (count < old_size) en.resize(en.size() - (old_size - count));
+  std::copy(fresh, fresh + count, block);
 }
 
 /// An action's place in the canonical order, as one number: completes after every rank action,

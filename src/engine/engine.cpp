@@ -30,7 +30,8 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   stream_syncers.reserve(s.ranks.size(), streams);
   stream_lanes.reserve(s.ranks.size(), streams);
   event_syncers.reserve(s.ranks.size(), events);
-  observers.reserve(8);  // the four detectors and a strategy or two: reset keeps the room
+  // The four detectors and a strategy or two: reset keeps the room.
+  for (auto* list : {&observers, &issue_observers, &access_observers, &complete_observers}) list->reserve(8);
   ranks.resize(s.ranks.size());
   root = VectorClock(actor_count);  // every clock starts as a copy, sharing its base
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
@@ -97,6 +98,9 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
 void Engine::State::reset(EngineOptions o) {
   options = o;
   observers.clear();
+  issue_observers.clear();
+  access_observers.clear();
+  complete_observers.clear();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = scenario.ranks[r];
     RankState& st = ranks[r];
@@ -138,7 +142,14 @@ Engine::Engine(const Scenario& scenario, EngineOptions options)
     : state_(std::make_unique<State>(scenario, options)) {}
 Engine::~Engine() = default;
 
-void Engine::add_observer(Observer* observer) { state_->observers.push_back(observer); }
+void Engine::add_observer(Observer* observer) {
+  State& st = *state_;
+  st.observers.push_back(observer);
+  const Observer::Events events = observer->events();
+  if (events.issue) st.issue_observers.push_back(observer);
+  if (events.access) st.access_observers.push_back(observer);
+  if (events.complete) st.complete_observers.push_back(observer);
+}
 std::size_t Engine::steps() const { return state_->step; }
 const Scenario& Engine::scenario() const { return state_->scenario; }
 std::size_t Engine::actor_count() const { return state_->actor_count; }
@@ -168,49 +179,6 @@ const std::string& Engine::lane_name(const Action& action) const {
   }
   static const std::string unknown = "?";
   return unknown;
-}
-
-bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
-  const RankState& rank = st.ranks[r];
-  switch (op.kind) {
-    case OpKind::stream_synchronize: return rank.streams[op.stream].queue.empty();
-    case OpKind::event_synchronize: {
-      const auto& rec = rank.latest_record[op.event];
-      return !rec || rec->done;
-    }
-    case OpKind::device_synchronize:
-      for (const auto& s : rank.streams) {
-        if (!s.queue.empty()) return false;
-      }
-      return true;
-    case OpKind::host_wait: return rank.flag_signals[op.flag].size() >= op.count;
-    default: return true;
-  }
-}
-
-/// A comm op at the head of a stream may join: NCCL's per-comm order, under serialized kernels
-/// the device's launch order, and for a group, every op of the group queued behind it.
-bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue) {
-  const RankState& rank = st.ranks[r];
-  const QueuedOp& q = queue.front();
-  if (st.options.mutant != Mutant::drop_comm_ordering) {
-    if (rank.per_comm[q.op->comm].ops_done != q.order) return false;
-  }
-  if (st.scenario.kernels == KernelConcurrency::serialized) {
-    AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
-    if (rank.uncompleted.front() != std::make_pair(q.op->comm, q.order)) return false;
-  }
-  return p2p_group_size(st.scenario, q.ref) <= queued_group_size(queue);
-}
-
-bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
-  switch (q.op->kind) {
-    case OpKind::stream_wait_event:
-    case OpKind::work_wait:
-      return st.options.mutant == Mutant::ignore_event_waits || !q.record || q.record->done;
-    default: return true;
-  }
-  (void)r;
 }
 
 bool collective_ready(const Engine::State& st, CommId c) {

@@ -135,6 +135,10 @@ class Engine {
   /// Applies an enabled action; throws InternalError if it is not enabled. `action` may be an
   /// element of enabled() (it is copied before the list changes).
   Step apply(const Action& action);
+  /// Applies enabled()[index]; throws InternalError if there is no such action. For a caller
+  /// that chose from enabled() (a run's loop): the action is enabled by construction, so the
+  /// step skips apply()'s search for it.
+  Step apply_enabled(std::size_t index);
   /// Tells observers the run ended. Call once, when enabled() is empty.
   void finish();
 
@@ -181,6 +185,9 @@ class Engine {
   struct State;
 
  private:
+  /// apply() and apply_enabled() after their checks: `action` is enabled.
+  Step apply_checked(const Action& action);
+
   std::unique_ptr<State> state_;
 };
 

@@ -90,7 +90,7 @@ struct Applier {
   void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
     AccessEvent event{site(ref, &op, lane_of(a)), r, actor, clock[actor], &clock, &op.reads, &op.writes};
-    for (Observer* o : st.observers) o->on_access(event);
+    for (Observer* o : st.access_observers) o->on_access(event);
   }
 
   void issue(const Action& a) {
@@ -154,7 +154,7 @@ struct Applier {
       }
     }
     IssueEvent event{site(ref, &op, lane_of(a)), &thread.clock, thread.actor, seq};
-    for (Observer* o : st.observers) o->on_issue(event);
+    for (Observer* o : st.issue_observers) o->on_issue(event);
   }
 
   void host_effect(RankId r, ThreadState& thread, const Op& op) {
@@ -364,7 +364,7 @@ struct Applier {
       leave_comm(*m, c, all, true);
     }
     CompleteEvent event{c, seq, st.step};
-    for (Observer* o : st.observers) o->on_complete(event);
+    for (Observer* o : st.complete_observers) o->on_complete(event);
   }
 
   /// Completes the first ready send / recv pair of the communicator: the recv's range gets the
@@ -398,7 +398,7 @@ struct Applier {
       leave_comm(*m, c, all, false);
     }
     CompleteEvent event{c, node.key().index, st.step};
-    for (Observer* o : st.observers) o->on_complete(event);
+    for (Observer* o : st.complete_observers) o->on_complete(event);
   }
 };
 
@@ -414,6 +414,20 @@ Step Engine::apply(const Action& requested) {
   enabled();
   AMAX_CHECK(in_enabled(st, action),
              fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
+  return apply_checked(action);
+}
+
+Step Engine::apply_enabled(std::size_t index) {
+  // The caller has just read enabled(): the list is most likely built already.
+  const std::vector<Action>& actions = state_->enabled_valid ? state_->enabled : enabled();
+  AMAX_CHECK(index < actions.size(), fmt::format("enabled action {} does not exist ({} enabled)", index, actions.size()));
+  return apply_checked(actions[index]);
+}
+
+Step Engine::apply_checked(const Action& requested) {
+  // A copy: `requested` may be an element of enabled(), which this step rewrites.
+  const Action action = requested;
+  State& st = *state_;
   Step step;
   step.index = st.step;
   step.action = action;

@@ -35,6 +35,9 @@ struct QueuedOp {
   bool joined = false;
   std::uint64_t order = 0;  ///< comm ops (collective or p2p): index among this rank's ops on op->comm
   bool done = false;        ///< p2p: its pair completed (a grouped op leaves its stream once the ops ahead did)
+
+  /// Frees what a popped op holds (Fifo::pop_front): its clock's shared base.
+  void release() { issue_clock.clear(); }
 };
 
 struct ThreadState {
@@ -119,7 +122,9 @@ std::size_t queued_group_size(const Fifo<QueuedOp>& queue);
 struct Engine::State {
   const Scenario& scenario;
   EngineOptions options;
-  std::vector<Observer*> observers;
+  std::vector<Observer*> observers;  ///< every one, in the order added (on_finish)
+  /// Those that handle each per-step event (Observer::events), in the same order.
+  std::vector<Observer*> issue_observers, access_observers, complete_observers;
   std::vector<RankState> ranks;
   /// Every event record of the run, one per event_record op issued. Reserved at construction for
   /// every such op of the scenario (each is issued at most once a run), so the pointers queued

@@ -46,15 +46,23 @@ class Fifo {
     return items_.emplace_back(std::forward<Args>(args)...);
   }
 
-  /// Drops the front; its slot is released (assigned T{}) so what it held does not linger.
+  /// Drops the front. Its slot is released so what it held does not linger: by the element's
+  /// own release() where it has one (a queued op frees its clock; the rest is plain data, and
+  /// assigning a whole default op is most of a pop), else by assigning T{}. A pop that empties
+  /// the list clears it, which destroys every slot anyway.
   void pop_front() {
-    items_[head_] = T{};
     ++head_;
     if (empty()) {
       clear();
-    } else if (head_ >= 32 && head_ > size()) {
-      compact();
+      return;
     }
+    T& popped = items_[head_ - 1];
+    if constexpr (requires { popped.release(); }) {
+      popped.release();
+    } else {
+      popped = T{};
+    }
+    if (head_ >= 32 && head_ > size()) compact();
   }
 
   /// Removes one element anywhere (rare: a launch order whose middle completed first).

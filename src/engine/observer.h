@@ -54,7 +54,18 @@ struct CompleteEvent {
 
 class Observer {
  public:
+  /// The per-step events an observer handles. The engine calls an observer only for these: a
+  /// small scenario's step is a few hundred instructions, and a virtual call that does nothing
+  /// is a visible part of it. Every observer gets on_finish.
+  struct Events {
+    bool issue = true;
+    bool access = true;
+    bool complete = true;
+  };
+
   virtual ~Observer() = default;
+  /// Read once, when the observer is added (Engine::add_observer). All of them unless overridden.
+  virtual Events events() const { return {}; }
   virtual void on_issue(const IssueEvent&) {}
   virtual void on_access(const AccessEvent&) {}
   virtual void on_complete(const CompleteEvent&) {}

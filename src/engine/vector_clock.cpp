@@ -26,6 +26,20 @@ VectorClock::VectorClock(std::size_t actors) : size_(actors) {
   base_ = std::move(base);
 }
 
+void VectorClock::copy_shared(const VectorClock& other) {
+  base_ = other.base_;
+  delta_ = other.delta_;
+}
+
+VectorClock& VectorClock::assign_slow(const VectorClock& other) {
+  if (this == &other) return *this;
+  small_ = other.small_;
+  base_ = other.base_;
+  delta_ = other.delta_;
+  size_ = other.size_;
+  return *this;
+}
+
 Epoch VectorClock::large_at(ActorId actor) const {
   auto it = std::lower_bound(delta_.begin(), delta_.end(), actor, [](const Entry& e, ActorId a) { return e.first < a; });
   if (it != delta_.end() && it->first == actor) return it->second;

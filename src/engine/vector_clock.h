@@ -38,6 +38,30 @@ class VectorClock {
   /// The all-zero clock over `actors` actors. Clocks meant to be joined cheaply should be
   /// copies of one such root, so that they share its base.
   explicit VectorClock(std::size_t actors);
+  /// Copies of an inline clock copy its epochs and nothing else: every issued op, record and
+  /// rendezvous member takes one, and the general copy (a reference count, a delta vector) is a
+  /// good part of an issue's cost in a small scenario.
+  VectorClock(const VectorClock& other) : small_(other.small_), size_(other.size_) {
+    if (other.base_) copy_shared(other);
+  }
+  VectorClock& operator=(const VectorClock& other) {
+    if (!base_ && !other.base_) {  // both inline (or empty): no delta on either side
+      small_ = other.small_;
+      size_ = other.size_;
+      return *this;
+    }
+    return assign_slow(other);
+  }
+  VectorClock(VectorClock&&) noexcept = default;
+  VectorClock& operator=(VectorClock&&) noexcept = default;
+  ~VectorClock() = default;
+  /// Back to the empty placeholder, freeing any base and delta it held.
+  void clear() {
+    if (base_) base_.reset();
+    if (delta_.capacity() > 0) std::vector<Entry>().swap(delta_);
+    small_.fill(0);
+    size_ = 0;
+  }
 
   Epoch operator[](ActorId actor) const {
     if (!base_) return actor < inline_actors ? small_[actor] : 0;
@@ -88,6 +112,8 @@ class VectorClock {
   using Entry = std::pair<ActorId, Epoch>;
 
   Epoch tick_slow(ActorId actor);
+  void copy_shared(const VectorClock& other);
+  VectorClock& assign_slow(const VectorClock& other);
   void join_slow(const VectorClock& other);
   /// The inline join. By value, over the whole array: the two cannot alias and the trip count is
   /// fixed, so the compiler makes it a few vector instructions instead of a loop of branches.
