@@ -88,10 +88,14 @@ RunResult Runner::run(Strategy& strategy) {
     }
     AMAX_CHECK(chosen < enabled.size(), "a strategy picked an option that does not exist");
     result.choices.push_back(Choice{ChoiceKind::next_action, enabled.size(), chosen});
-    Step step = engine.apply_enabled(chosen);
-    strategy.on_step(step);
+    if (options.record_steps) {
+      Step step = engine.apply_enabled(chosen);
+      strategy.on_step(step);
+      result.steps.push_back(std::move(step));
+    } else {
+      strategy.on_step(engine.step_enabled(chosen));  // the engine's own Step: nothing built per step
+    }
     ++result.step_count;
-    if (options.record_steps) result.steps.push_back(std::move(step));
   }
 
   last_step_count_ = result.step_count;

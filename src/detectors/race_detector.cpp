@@ -46,17 +46,20 @@ void RaceDetector::check_and_record(const AccessEvent& event, const Range& range
   AMAX_CHECK(event.rank < first_buffer_.size() && range.buffer < scenario_.ranks[event.rank].buffers.size(),
              "an access to a buffer the scenario does not have");
   auto& accesses = history_[first_buffer_[event.rank] + range.buffer];
-  for (const Access& prior : accesses) {
-    if (!(prior.write || write) || !prior.range.overlaps(range)) continue;
-    if (prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch)) continue;
-    report(prior, event, range, write);
-  }
-  // Accesses ordered before a covering write can never race with anything that this write
-  // does not race with too; drop them so the history stays short.
-  std::erase_if(accesses, [&](const Access& prior) {
+  // One pass: report each unordered conflicting prior access (in history order), and drop the
+  // accesses ordered before a covering write, which can never race with anything that this
+  // write does not race with too, so the history stays short.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < accesses.size(); ++i) {
+    const Access& prior = accesses[i];
     const bool ordered = prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch);
-    return ordered && contains(range, prior.range) && (write || (!prior.write && prior.actor == event.actor));
-  });
+    if (!ordered && (prior.write || write) && prior.range.overlaps(range)) report(prior, event, range, write);
+    const bool dropped = ordered && contains(range, prior.range) && (write || (!prior.write && prior.actor == event.actor));
+    if (dropped) continue;
+    if (kept != i) accesses[kept] = prior;
+    ++kept;
+  }
+  accesses.resize(kept);
   if (accesses.capacity() == 0) accesses.reserve(8);  // skips the first regrowths, each a move of every Access
   accesses.push_back(Access{range, event.actor, event.epoch, write, event.site});
 }

@@ -12,7 +12,10 @@
 #include "util/check.h"
 
 namespace amaxcheck {
+namespace {
 
+/// The conditions of enabledness of a rank's lanes: a host op's, a comm op at the head of
+/// `queue` joining, a stream head running.
 bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
   const RankState& rank = st.ranks[r];
   switch (op.kind) {
@@ -56,38 +59,32 @@ bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
   (void)r;
 }
 
-namespace {
 
 /// The action lane `lane` of rank `r` has now (threads first, then streams), if any.
 bool lane_action(const Engine::State& st, RankId r, std::uint32_t lane, Action& out) {
-  const RankState& rank = st.ranks[r];
-  const auto thread_count = static_cast<std::uint32_t>(rank.threads.size());
-  if (lane < thread_count) {
-    const std::uint32_t pc = rank.threads[lane].pc;
-    const std::vector<Op>& program = st.scenario.ranks[r].threads[lane].program;
-    if (pc >= program.size()) return false;
-    const Op& op = program[pc];
+  const LaneRef& ref = st.lane_refs[r][lane];
+  if (ref.thread) {
+    const std::uint32_t pc = ref.thread->pc;
+    if (pc >= ref.program_size) return false;
+    const Op& op = ref.program[pc];
     if (is_host_op(op.kind) && !host_op_ready(st, r, op)) return false;
     out = Action{ActionKind::issue, r, lane};
     return true;
   }
-  const StreamId k = lane - thread_count;
-  const auto& queue = rank.streams[k].queue;
+  const Fifo<QueuedOp>& queue = *ref.queue;
   if (queue.empty()) return false;
   const QueuedOp& head = queue.front();
   if (is_comm_op(head.op->kind)) {
     if (head.joined || !may_join(st, r, queue)) return false;
-    out = Action{ActionKind::join, r, k};
+    out = Action{ActionKind::join, r, ref.stream};
     return true;
   }
   if (!head_ready(st, r, head)) return false;
-  out = Action{ActionKind::execute, r, k};
+  out = Action{ActionKind::execute, r, ref.stream};
   return true;
 }
 
-std::uint32_t lane_count(const Engine::State& st, RankId r) {
-  return static_cast<std::uint32_t>(st.ranks[r].threads.size() + st.ranks[r].streams.size());
-}
+std::uint32_t lane_count(const Engine::State& st, RankId r) { return static_cast<std::uint32_t>(st.lane_refs[r].size()); }
 
 /// The enabled actions of one rank in lane order, written from `out` on (room for one per
 /// lane); returns how many.

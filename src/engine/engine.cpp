@@ -87,6 +87,18 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   }
   std::size_t most_lanes = 0;
   for (const Rank& rank : s.ranks) most_lanes = std::max(most_lanes, rank.threads.size() + rank.streams.size());
+  lane_refs.reserve(s.ranks.size(), threads + streams);
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const Rank& rank = s.ranks[r];
+    const std::span<LaneRef> refs = lane_refs.add_row(rank.threads.size() + rank.streams.size());
+    for (std::size_t t = 0; t < rank.threads.size(); ++t) {
+      const std::vector<Op>& program = rank.threads[t].program;
+      refs[t] = LaneRef{&ranks[r].threads[t], program.data(), static_cast<std::uint32_t>(program.size()), 0, nullptr};
+    }
+    for (std::size_t k = 0; k < rank.streams.size(); ++k) {
+      refs[rank.threads.size() + k] = LaneRef{nullptr, nullptr, 0, static_cast<std::uint32_t>(k), &ranks[r].streams[k].queue};
+    }
+  }
   fresh.assign(most_lanes, Action{});
   lane_bits_ok = most_lanes <= 64;
   if (lane_bits_ok) lane_bits.resize(s.ranks.size());

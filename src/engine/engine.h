@@ -139,6 +139,10 @@ class Engine {
   /// that chose from enabled() (a run's loop): the action is enabled by construction, so the
   /// step skips apply()'s search for it.
   Step apply_enabled(std::size_t index);
+  /// The same, recording the step in the engine's own Step instead of a new one: reused from
+  /// step to step, so its strings and lists keep their memory (a run that keeps no steps
+  /// builds and frees none). Valid until the next step or reset().
+  const Step& step_enabled(std::size_t index);
   /// Tells observers the run ended. Call once, when enabled() is empty.
   void finish();
 
@@ -185,8 +189,9 @@ class Engine {
   struct State;
 
  private:
-  /// apply() and apply_enabled() after their checks: `action` is enabled.
-  Step apply_checked(const Action& action);
+  /// apply(), apply_enabled() and step_enabled() after their checks: applies `action`, which is
+  /// enabled, recording it in `step` (as a new Step has it).
+  void apply_checked(const Action& action, Step& step);
 
   std::unique_ptr<State> state_;
 };

@@ -414,21 +414,52 @@ Step Engine::apply(const Action& requested) {
   enabled();
   AMAX_CHECK(in_enabled(st, action),
              fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
-  return apply_checked(action);
+  Step step;
+  apply_checked(action, step);
+  return step;
 }
+
+namespace {
+
+/// enabled()[index], checked: the caller has just read enabled(), so the list is most likely
+/// built already.
+const Action& enabled_at(const Engine& engine, const Engine::State& st, std::size_t index) {
+  const std::vector<Action>& actions = st.enabled_valid ? st.enabled : engine.enabled();
+  AMAX_CHECK(index < actions.size(), fmt::format("enabled action {} does not exist ({} enabled)", index, actions.size()));
+  return actions[index];
+}
+
+/// A used Step back to what a new one holds, keeping its memory.
+void clear_step(Step& step) {
+  step.op = OpRef{};
+  step.op_name.clear();
+  step.lane.clear();
+  step.collective = false;
+  step.comm = 0;
+  step.seq = 0;
+  step.written.clear();
+  step.touches.clear();
+}
+
+}  // namespace
 
 Step Engine::apply_enabled(std::size_t index) {
-  // The caller has just read enabled(): the list is most likely built already.
-  const std::vector<Action>& actions = state_->enabled_valid ? state_->enabled : enabled();
-  AMAX_CHECK(index < actions.size(), fmt::format("enabled action {} does not exist ({} enabled)", index, actions.size()));
-  return apply_checked(actions[index]);
+  Step step;
+  apply_checked(enabled_at(*this, *state_, index), step);
+  return step;
 }
 
-Step Engine::apply_checked(const Action& requested) {
+const Step& Engine::step_enabled(std::size_t index) {
+  Step& step = state_->scratch_step;
+  clear_step(step);
+  apply_checked(enabled_at(*this, *state_, index), step);
+  return step;
+}
+
+void Engine::apply_checked(const Action& requested, Step& step) {
   // A copy: `requested` may be an element of enabled(), which this step rewrites.
   const Action action = requested;
   State& st = *state_;
-  Step step;
   step.index = st.step;
   step.action = action;
   if (st.options.step_detail.names) step.lane = lane_name(action);
@@ -459,7 +490,6 @@ Step Engine::apply_checked(const Action& requested) {
       st.refreshed_comm = step.comm;
     }
   }
-  return step;
 }
 
 std::vector<Step> run_first_enabled(Engine& engine) {

@@ -119,6 +119,17 @@ std::size_t p2p_group_size(const Scenario& s, const OpRef& first);
 /// Ops of the head's group queued, contiguous, at the head of `queue` (1 when not grouped).
 std::size_t queued_group_size(const Fifo<QueuedOp>& queue);
 
+/// One lane of a rank (threads first, then streams) as the enabled-set upkeep reads it, found
+/// once when the engine is built: a step's refresh then reads a row of this table instead of
+/// walking the scenario's and the rank's nested tables to the lane's program or queue.
+struct LaneRef {
+  const ThreadState* thread = nullptr;   ///< a thread lane's state; null for a stream lane
+  const Op* program = nullptr;           ///< a thread lane's program
+  std::uint32_t program_size = 0;
+  std::uint32_t stream = 0;              ///< a stream lane's stream id
+  const Fifo<QueuedOp>* queue = nullptr; ///< a stream lane's queue
+};
+
 struct Engine::State {
   const Scenario& scenario;
   EngineOptions options;
@@ -154,6 +165,9 @@ struct Engine::State {
   };
   std::vector<LaneBits> lane_bits;
   bool lane_bits_ok = false;
+  /// Per rank, per lane: where its thread and program, or its queue, are (LaneRef). Points into
+  /// `ranks` and the scenario, neither of which changes shape after construction.
+  PerRank<LaneRef> lane_refs;
   /// The last apply()'s refresh (Engine::last_refreshed): one acting rank, or a completed
   /// collective's members (refreshed_members), and the communicator rechecked.
   RankId refreshed_rank = 0;
@@ -166,6 +180,8 @@ struct Engine::State {
   PerRank<std::string> stream_lanes;  ///< per rank, per stream
   std::vector<std::string> comm_lanes;                 ///< per communicator
   bool finished = false;
+  /// Engine::step_enabled's Step, reused from step to step.
+  Step scratch_step;
   /// The all-zero clock every thread and stream starts from (copies share its base).
   VectorClock root;
 
@@ -184,11 +200,8 @@ void refresh_comm(Engine::State& st, CommId comm);
 /// Whether `action` is in the (valid) enabled list: a scan of a short list, a binary search in
 /// its canonical order of a long one, so a step's check never costs a pass over the world's.
 bool in_enabled(const Engine::State& st, const Action& action);
-/// The conditions of enabledness (engine.cpp): a host op's, a comm op at the head of `queue`
-/// joining, a stream head running, a communicator's complete.
-bool host_op_ready(const Engine::State& st, RankId r, const Op& op);
-bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue);
-bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q);
+/// Whether a complete on communicator `c` is enabled (engine.cpp). The lanes' conditions (a host
+/// op's, a comm op at a stream's head joining, a stream head running) are enabled_set.cpp's own.
 bool rendezvous_ready(const Engine::State& st, CommId c);
 
 /// Object keys for partial-order reduction footprints (Step::touches). The dependence relation
