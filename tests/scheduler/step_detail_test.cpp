@@ -7,10 +7,12 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "protocols/protocol.h"
 #include "util/check.h"
 #include "scenarios.h"
 #include "scheduler/exhaustive_strategy.h"
 #include "scheduler/pct_strategy.h"
+#include "scheduler/prng.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/replay_strategy.h"
 #include "scheduler/run.h"
@@ -115,6 +117,57 @@ TEST(StepDetail, strict_replay_still_checks_names_and_values_without_kept_steps)
   writes->written = written_text({});
   ReplayStrategy by_value(recorded.choices, ReplayStrategy::Mode::strict, revalued);
   EXPECT_THROW(run_once(s, by_value, keeping_steps(false)), InputError);
+}
+
+/// Every field of a Step, as text.
+std::string fields(const Step& step) {
+  std::string out = std::to_string(step.index) + " " + to_string(step.action.kind) + " " + std::to_string(step.action.rank) +
+                    " " + std::to_string(step.action.lane) + " op " + std::to_string(step.op.rank) + "/" +
+                    std::to_string(step.op.thread) + "/" + std::to_string(step.op.index) + " " + step.op_name + " | " +
+                    step.lane + " | " + std::to_string(step.collective) + " " + std::to_string(step.comm) + " " +
+                    std::to_string(step.seq) + "\n";
+  for (const WrittenValues& w : step.written) {
+    out += "  wrote " + std::to_string(w.rank) + " " + std::to_string(w.range.buffer) + "[" + std::to_string(w.range.offset) +
+           "+" + std::to_string(w.range.count) + "]";
+    for (float v : w.values) out += " " + std::to_string(v);
+    out += "\n";
+  }
+  for (const Touch& t : step.touches) {
+    out += "  touch " + std::to_string(t.object) + " " + std::to_string(t.write) + std::to_string(t.needs) +
+           std::to_string(t.disables) + "\n";
+  }
+  return out;
+}
+
+// The run loop records a step in the engine's own Step when it keeps none (step_enabled): reused
+// step after step, it must hold exactly what a new Step from apply_enabled holds, with nothing
+// left over from the step before (a collective's seq, an issue's touches, written values).
+TEST(StepDetail, a_step_recorded_in_place_is_the_step_a_new_one_records) {
+  ProtocolKnobs knobs;
+  knobs.protocol = ProtocolName::te_async;
+  knobs.wait = WaitPoint::after_copy;
+  knobs.dp = 2;
+  knobs.modules = 2;
+  knobs.iters = 2;
+  bool collective_then_not = false, any_written = false;
+  for (const Scenario& s : {build_protocol(knobs), testing::wait_after_copy(3), testing::racy_collective(3)}) {
+    for (std::uint64_t seed = 0; seed < 10; ++seed) {
+      Engine fresh(s), in_place(s);
+      Prng prng(seed);
+      bool last_collective = false;
+      for (std::size_t steps = 0; !fresh.enabled().empty(); ++steps) {
+        ASSERT_EQ(fresh.enabled(), in_place.enabled());
+        const std::size_t index = prng.below(fresh.enabled().size());
+        const Step made = fresh.apply_enabled(index);
+        ASSERT_EQ(fields(made), fields(in_place.step_enabled(index))) << "seed " << seed << " step " << steps;
+        collective_then_not |= last_collective && !made.collective;
+        any_written |= !made.written.empty();
+        last_collective = made.collective;
+      }
+    }
+  }
+  // What a leftover would show in: a collective's fields after it, values written.
+  EXPECT_TRUE(collective_then_not && any_written);
 }
 
 }  // namespace
