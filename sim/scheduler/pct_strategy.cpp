@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "engine/engine.h"
 #include "scheduler/run.h"
 #include "util/check.h"
 
@@ -30,6 +31,7 @@ void PctStrategy::start(std::uint64_t seed) {
   step_ = 0;
   priorities_.clear();
   std::fill(slots_.begin(), slots_.end(), 0);
+  std::fill(dense_priority_.begin(), dense_priority_.end(), 0);
   const std::uint64_t k = std::max<std::uint64_t>(options_.expected_steps, 1);
   const std::uint64_t wanted = std::min<std::uint64_t>(options_.depth - 1, k);
   // Distinct change points, drawn by rejection (d is small, so this ends quickly).
@@ -64,13 +66,62 @@ void PctStrategy::grow_slots() {
   for (std::size_t n = 0; n < priorities_.size(); ++n) slots_[slot_of(priorities_[n].first)] = static_cast<std::uint32_t>(n + 1);
 }
 
-std::uint64_t PctStrategy::priority_of(std::uint64_t actor) {
+void PctStrategy::attach(const Engine& engine) {
+  const Scenario& s = engine.scenario();
+  if (layout_of_ != &s) {
+    layout_of_ = &s;
+    lane_base_.clear();
+    threads_.clear();
+    std::uint32_t next = 0;
+    for (const Rank& rank : s.ranks) {
+      lane_base_.push_back(next);
+      threads_.push_back(static_cast<std::uint32_t>(rank.threads.size()));
+      next += static_cast<std::uint32_t>(rank.threads.size() + rank.streams.size());
+    }
+    comm_base_ = next;
+    dense_priority_.assign(next + s.comms.size(), 0);
+  }
+  // Priorities live until start() forgets them, in the table as they did in the hash table; a
+  // run that picked unattached first would have its priorities there instead.
+  AMAX_CHECK(priorities_.empty(), "PCT: attach() after picks made unattached in the same run");
+}
+
+std::size_t PctStrategy::dense_index(const Action& action) const {
+  switch (action.kind) {
+    case ActionKind::issue: return lane_base_[action.rank] + action.lane;
+    case ActionKind::execute:
+    case ActionKind::join: return lane_base_[action.rank] + threads_[action.rank] + action.lane;
+    case ActionKind::complete: break;
+  }
+  return comm_base_ + action.lane;
+}
+
+std::uint64_t PctStrategy::draw_priority() {
+  // Initial priorities lie above every change-point priority (1..d-1). A random 62-bit value
+  // gives a uniformly random order of the actors seen so far; ties are broken canonically.
+  return options_.depth + prng_.below(std::uint64_t{1} << 62);
+}
+
+std::uint64_t PctStrategy::priority_of(const Action& action) {
+  if (!layout_of_) return priority_by_key(actor_key(action));
+  std::uint64_t& priority = dense_priority_[dense_index(action)];
+  if (priority == 0) priority = draw_priority();
+  return priority;
+}
+
+void PctStrategy::lower(const Action& action, std::uint64_t priority) {
+  if (layout_of_) {
+    dense_priority_[dense_index(action)] = priority;
+  } else {
+    priorities_[slots_[slot_of(actor_key(action))] - 1].second = priority;
+  }
+}
+
+std::uint64_t PctStrategy::priority_by_key(std::uint64_t actor) {
   if (slots_.empty()) grow_slots();
   const std::size_t slot = slot_of(actor);
   if (slots_[slot] != 0) return priorities_[slots_[slot] - 1].second;
-  // Initial priorities lie above every change-point priority (1..d-1). A random 62-bit value
-  // gives a uniformly random order of the actors seen so far; ties are broken canonically.
-  const std::uint64_t priority = options_.depth + prng_.below(std::uint64_t{1} << 62);
+  const std::uint64_t priority = draw_priority();
   priorities_.emplace_back(actor, priority);
   slots_[slot] = static_cast<std::uint32_t>(priorities_.size());
   if (2 * priorities_.size() > slots_.size()) grow_slots();
@@ -81,7 +132,7 @@ std::size_t PctStrategy::highest(std::span<const Action> options) {
   std::size_t best = 0;
   std::uint64_t best_priority = 0;
   for (std::size_t i = 0; i < options.size(); ++i) {
-    const std::uint64_t priority = priority_of(actor_key(options[i]));
+    const std::uint64_t priority = priority_of(options[i]);
     if (i == 0 || priority > best_priority) {
       best = i;
       best_priority = priority;
@@ -94,7 +145,7 @@ std::size_t PctStrategy::pick(ChoiceKind, std::span<const Action> options) {
   std::size_t chosen = highest(options);
   while (next_change_ < change_points_.size() && change_points_[next_change_] == step_) {
     // The chosen actor has a priority already (highest() asked for it).
-    priorities_[slots_[slot_of(actor_key(options[chosen]))] - 1].second = next_change_ + 1;
+    lower(options[chosen], next_change_ + 1);
     ++next_change_;
     chosen = highest(options);
   }

@@ -37,6 +37,10 @@ class PctStrategy final : public Strategy {
   /// The runs of a sampled exploration (`options.seed` unused); begin_run picks the run's seed.
   PctStrategy(const PctOptions& options, const SampledRuns& runs);
 
+  /// Lays out the scenario's actors in a dense table (priority by actor index), so a pick finds
+  /// each option's priority with one load; unattached (a bare pick() in a test), it uses the
+  /// hash table below. Either way the priorities are drawn in the same order, so the same.
+  void attach(const Engine& engine) override;
   std::string name() const override { return "pct"; }
   /// seed, depth, expected_steps and the drawn change points.
   nlohmann::ordered_json parameters() const override;
@@ -48,7 +52,13 @@ class PctStrategy final : public Strategy {
   const std::vector<std::uint64_t>& change_points() const { return change_points_; }
 
  private:
-  std::uint64_t priority_of(std::uint64_t actor);
+  /// The priority of the actor of `action`, drawn when first asked.
+  std::uint64_t priority_of(const Action& action);
+  std::uint64_t priority_by_key(std::uint64_t actor);
+  /// Sets the priority of the actor of `action` (a change point), which has one already.
+  void lower(const Action& action, std::uint64_t priority);
+  /// A new actor's initial priority.
+  std::uint64_t draw_priority();
   std::size_t highest(std::span<const Action> options);
   /// Starts a run with `seed`: draws the change points, forgets every priority.
   void start(std::uint64_t seed);
@@ -66,6 +76,13 @@ class PctStrategy final : public Strategy {
   std::size_t slot_of(std::uint64_t actor) const;
   void grow_slots();
   std::optional<SampledRuns> runs_;
+  /// The dense table of an attached strategy: actor index -> priority (0: none drawn yet).
+  /// A rank's threads, then its streams, rank by rank (lane_base_), then the communicators.
+  const Scenario* layout_of_ = nullptr;  ///< the scenario the layout is for; null: unattached
+  std::vector<std::uint32_t> lane_base_, threads_;
+  std::uint32_t comm_base_ = 0;
+  std::vector<std::uint64_t> dense_priority_;
+  std::size_t dense_index(const Action& action) const;
 };
 
 /// The strategy table's "pct": its parameters (--depth) and its factory.
