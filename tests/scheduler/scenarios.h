@@ -4,6 +4,7 @@
 #include <string>
 
 #include "model/builder.h"
+#include "protocols/protocol.h"
 
 namespace amaxcheck::sched::testing {
 
@@ -178,6 +179,19 @@ inline Scenario collective_order_swap() {
     b.op(r, t, large);
   }
   return b.build();
+}
+
+/// A te-async protocol point of `dp` ranks, 2 modules and 2 iterations: collectives, copies and
+/// scale updates, most of what a step can do.
+inline Scenario te_async_point(CommChoice comm, WaitPoint wait, std::uint32_t dp) {
+  ProtocolKnobs knobs;
+  knobs.protocol = ProtocolName::te_async;
+  knobs.comm = comm;
+  knobs.wait = wait;
+  knobs.dp = dp;
+  knobs.modules = 2;
+  knobs.iters = 2;
+  return build_protocol(knobs);
 }
 
 }  // namespace amaxcheck::sched::testing

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "engine/engine.h"
-#include "protocols/protocol.h"
 #include "util/check.h"
 #include "scenarios.h"
 #include "scheduler/exhaustive_strategy.h"
@@ -143,14 +142,9 @@ std::string fields(const Step& step) {
 // step after step, it must hold exactly what a new Step from apply_enabled holds, with nothing
 // left over from the step before (a collective's seq, an issue's touches, written values).
 TEST(StepDetail, a_step_recorded_in_place_is_the_step_a_new_one_records) {
-  ProtocolKnobs knobs;
-  knobs.protocol = ProtocolName::te_async;
-  knobs.wait = WaitPoint::after_copy;
-  knobs.dp = 2;
-  knobs.modules = 2;
-  knobs.iters = 2;
   bool collective_then_not = false, any_written = false;
-  for (const Scenario& s : {build_protocol(knobs), testing::wait_after_copy(3), testing::racy_collective(3)}) {
+  for (const Scenario& s : {testing::te_async_point(CommChoice::separate, WaitPoint::after_copy, 2),
+                            testing::wait_after_copy(3), testing::racy_collective(3)}) {
     for (std::uint64_t seed = 0; seed < 10; ++seed) {
       Engine fresh(s), in_place(s);
       Prng prng(seed);

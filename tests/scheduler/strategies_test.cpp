@@ -6,7 +6,6 @@
 #include <set>
 
 #include "engine/engine.h"
-#include "protocols/protocol.h"
 #include "scheduler/explore.h"
 #include "scheduler/pct_strategy.h"
 #include "scheduler/prng.h"
@@ -91,14 +90,9 @@ TEST(Pct, an_attached_strategy_picks_what_an_unattached_one_picks) {
   // Attached (as every run attaches it), PCT keeps priorities in a table by actor index;
   // unattached, in the hash table by actor key that the test above checks. Both draw in the same
   // order, so over whole runs, change points included, they pick alike.
-  ProtocolKnobs knobs;
-  knobs.protocol = ProtocolName::te_async;
-  knobs.comm = CommChoice::shared;
-  knobs.dp = 3;
-  knobs.modules = 2;
-  knobs.iters = 2;
   std::size_t changes = 0;
-  for (const Scenario& s : {build_protocol(knobs), testing::signalling_threads(3, 2, 2), testing::racy_collective(3)}) {
+  for (const Scenario& s : {testing::te_async_point(CommChoice::shared, WaitPoint::before_copy, 3),
+                            testing::signalling_threads(3, 2, 2), testing::racy_collective(3)}) {
     for (std::uint64_t seed = 0; seed < 10; ++seed) {
       const PctOptions options{seed, 4, expected_steps(s)};
       PctStrategy attached(options), unattached(options);
