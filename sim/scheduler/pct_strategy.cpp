@@ -67,20 +67,25 @@ void PctStrategy::grow_slots() {
 }
 
 void PctStrategy::attach(const Engine& engine) {
+  // Laid out again at every attach (a pass over the ranks, once a run): a scenario at the
+  // address of an earlier one need not have its shape. The table is kept when the layout is.
   const Scenario& s = engine.scenario();
-  if (layout_of_ != &s) {
-    layout_of_ = &s;
-    lane_base_.clear();
-    threads_.clear();
-    std::uint32_t next = 0;
-    for (const Rank& rank : s.ranks) {
-      lane_base_.push_back(next);
-      threads_.push_back(static_cast<std::uint32_t>(rank.threads.size()));
-      next += static_cast<std::uint32_t>(rank.threads.size() + rank.streams.size());
-    }
-    comm_base_ = next;
-    dense_priority_.assign(next + s.comms.size(), 0);
+  const std::vector<std::uint32_t> old_base = lane_base_, old_threads = threads_;
+  lane_base_.clear();
+  threads_.clear();
+  std::uint32_t next = 0;
+  for (const Rank& rank : s.ranks) {
+    lane_base_.push_back(next);
+    threads_.push_back(static_cast<std::uint32_t>(rank.threads.size()));
+    next += static_cast<std::uint32_t>(rank.threads.size() + rank.streams.size());
   }
+  const std::size_t table_size = next + s.comms.size();
+  if (!layout_of_ || lane_base_ != old_base || threads_ != old_threads || comm_base_ != next ||
+      dense_priority_.size() != table_size) {
+    dense_priority_.assign(table_size, 0);
+  }
+  comm_base_ = next;
+  layout_of_ = &s;
   // Priorities live until start() forgets them, in the table as they did in the hash table; a
   // run that picked unattached first would have its priorities there instead.
   AMAX_CHECK(priorities_.empty(), "PCT: attach() after picks made unattached in the same run");

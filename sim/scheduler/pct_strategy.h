@@ -78,7 +78,7 @@ class PctStrategy final : public Strategy {
   std::optional<SampledRuns> runs_;
   /// The dense table of an attached strategy: actor index -> priority (0: none drawn yet).
   /// A rank's threads, then its streams, rank by rank (lane_base_), then the communicators.
-  const Scenario* layout_of_ = nullptr;  ///< the scenario the layout is for; null: unattached
+  const Scenario* layout_of_ = nullptr;  ///< the last attached scenario; null: unattached
   std::vector<std::uint32_t> lane_base_, threads_;
   std::uint32_t comm_base_ = 0;
   std::vector<std::uint64_t> dense_priority_;
