@@ -148,7 +148,10 @@ void Engine::State::reset(EngineOptions o) {
   finished = false;
 }
 
-void Engine::reset(EngineOptions options) { state_->reset(options); }
+void Engine::reset(EngineOptions options) {
+  enabled_ = nullptr;
+  state_->reset(options);
+}
 
 Engine::Engine(const Scenario& scenario, EngineOptions options)
     : state_(std::make_unique<State>(scenario, options)) {}

@@ -130,8 +130,9 @@ class Engine {
   /// set-up once). Every run from a reset engine is the run a new engine would make.
   void reset(EngineOptions options);
 
-  /// Enabled actions in a canonical order (ranks, then threads, streams, comms).
-  const std::vector<Action>& enabled() const;
+  /// Enabled actions in a canonical order (ranks, then threads, streams, comms). Inline: a run's
+  /// loop asks every step, and after the first the list is kept up to date by each step.
+  const std::vector<Action>& enabled() const { return enabled_ ? *enabled_ : build_enabled(); }
   /// Applies an enabled action; throws InternalError if it is not enabled. `action` may be an
   /// element of enabled() (it is copied before the list changes).
   Step apply(const Action& action);
@@ -193,7 +194,13 @@ class Engine {
   /// enabled, recording it in `step` (as a new Step has it).
   void apply_checked(const Action& action, Step& step);
 
+  /// The first enabled() of a run (after construction or reset()): builds the list.
+  const std::vector<Action>& build_enabled() const;
+
   std::unique_ptr<State> state_;
+  /// The enabled list once built (State::enabled), kept up to date by every step; null until the
+  /// first enabled() of a run.
+  mutable const std::vector<Action>* enabled_ = nullptr;
 };
 
 /// Runs `engine` to the end, always picking the first enabled action (for tests).

@@ -47,8 +47,11 @@ struct Applier {
   static bool others_sync(std::uint64_t syncers, ThreadId thread) {
     return (syncers & ~(std::uint64_t{1} << std::min<ThreadId>(thread, 63))) != 0;
   }
-  void touch_disabling(ObjectType type, RankId r, std::uint32_t index, bool disables) {
-    if (st.options.step_detail.touches) add_touch({object_key(type, r, index), true, false, disables});
+  /// A write of object `index` that disables another thread's synchronization when one of
+  /// `syncers` other than `thread` synchronizes on it (Touch::disables). Worked out only when
+  /// touches are on.
+  void touch_disabling(ObjectType type, RankId r, std::uint32_t index, const PerRank<std::uint64_t>& syncers, ThreadId thread) {
+    if (st.options.step_detail.touches) add_touch({object_key(type, r, index), true, false, others_sync(syncers[r][index], thread)});
   }
   /// The queued_op object of one op (its ordinal on the rank).
   std::uint64_t op_key(const OpRef& ref) const {
@@ -126,14 +129,14 @@ struct Applier {
       q.issue_step = st.step;
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
-      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, others_sync(st.stream_syncers[a.rank][op.stream], a.lane));
+      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, st.stream_syncers, a.lane);
       touch_op(ref, true);
       if (op.kind == OpKind::event_record) {
         lanes |= st.event_syncers[a.rank][op.event];  // the event names another record now
         AMAX_CHECK(st.records.size() < st.records.capacity(), "more event records issued than the scenario has");
         q.record = &st.records.emplace_back(RecordState{op_key(ref), false, a.rank, op.stream, {}});
         rank.latest_record[op.event] = q.record;
-        touch_disabling(ObjectType::event, a.rank, op.event, others_sync(st.event_syncers[a.rank][op.event], a.lane));
+        touch_disabling(ObjectType::event, a.rank, op.event, st.event_syncers, a.lane);
       } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
         q.record = rank.latest_record[op.event];
         touch(ObjectType::event, a.rank, op.event, false);
@@ -421,11 +424,14 @@ Step Engine::apply(const Action& requested) {
 
 namespace {
 
-/// enabled()[index], checked: the caller has just read enabled(), so the list is most likely
-/// built already.
-const Action& enabled_at(const Engine& engine, const Engine::State& st, std::size_t index) {
-  const std::vector<Action>& actions = st.enabled_valid ? st.enabled : engine.enabled();
-  AMAX_CHECK(index < actions.size(), fmt::format("enabled action {} does not exist ({} enabled)", index, actions.size()));
+/// enabled()[index], checked (the message is built only on failure, out of line: this runs
+/// every step).
+[[noreturn, gnu::noinline, gnu::cold]] void no_such_action(std::size_t index, std::size_t count) {
+  check_failed("index < actions.size()", __FILE__, __LINE__, fmt::format("enabled action {} does not exist ({} enabled)", index, count));
+}
+const Action& enabled_at(const Engine& engine, std::size_t index) {
+  const std::vector<Action>& actions = engine.enabled();
+  if (index >= actions.size()) no_such_action(index, actions.size());
   return actions[index];
 }
 
@@ -445,14 +451,14 @@ void clear_step(Step& step) {
 
 Step Engine::apply_enabled(std::size_t index) {
   Step step;
-  apply_checked(enabled_at(*this, *state_, index), step);
+  apply_checked(enabled_at(*this, index), step);
   return step;
 }
 
 const Step& Engine::step_enabled(std::size_t index) {
   Step& step = state_->scratch_step;
   clear_step(step);
-  apply_checked(enabled_at(*this, *state_, index), step);
+  apply_checked(enabled_at(*this, index), step);
   return step;
 }
 

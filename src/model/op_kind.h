@@ -174,13 +174,7 @@ bool collectives_agree(const Op& a, const Op& b);
 /// Why a matched send and recv cannot form one transfer: "size mismatch" (the send's count is
 /// not the recv's), "dtype mismatch"; nullptr when they agree.
 const char* p2p_disagreement(const Op& send, const Op& recv);
-/// A collective of zero elements (its output range is empty). NCCL discards it where it is
-/// called (enqueue.cc, taskAppend: "Empty collectives can be discarded"): it is matched with
-/// nothing, takes no place in its communicator's order and puts nothing on its stream, so it
-/// completes at issue, like a host op that does nothing. A zero-size send or recv is not
-/// discarded: NCCL still queues it for its peer, so it is matched and completes as a pair.
-bool is_discarded_collective(const Op& op);
-/// Runs entirely at its issue: a host op, or a discarded collective.
-bool completes_at_issue(const Op& op);
+/// is_discarded_collective and completes_at_issue (zero-element collectives, which NCCL
+/// discards at the call) are in scenario.h, beside Op: inline, since every issue asks.
 
 }  // namespace amaxcheck

@@ -24,12 +24,6 @@ const char* p2p_disagreement(const Op& send, const Op& recv) {
   return nullptr;
 }
 
-bool is_discarded_collective(const Op& op) {
-  return is_collective(op.kind) && !op.writes.empty() && op.writes.front().count == 0;
-}
-
-bool completes_at_issue(const Op& op) { return is_host_op(op.kind) || is_discarded_collective(op); }
-
 int member_index(const Communicator& comm, RankId rank) {
   for (std::size_t i = 0; i < comm.members.size(); ++i) {
     if (comm.members[i] == rank) return static_cast<int>(i);

@@ -113,6 +113,17 @@ struct Op {
   std::uint64_t cost_flops = 0;
 };
 
+/// A collective of zero elements (its output range is empty). NCCL discards it where it is
+/// called (enqueue.cc, taskAppend: "Empty collectives can be discarded"): it is matched with
+/// nothing, takes no place in its communicator's order and puts nothing on its stream, so it
+/// completes at issue, like a host op that does nothing. A zero-size send or recv is not
+/// discarded: NCCL still queues it for its peer, so it is matched and completes as a pair.
+inline bool is_discarded_collective(const Op& op) {
+  return is_collective(op.kind) && !op.writes.empty() && op.writes.front().count == 0;
+}
+/// Runs entirely at its issue: a host op, or a discarded collective.
+inline bool completes_at_issue(const Op& op) { return is_host_op(op.kind) || is_discarded_collective(op); }
+
 struct Buffer {
   std::string name;
   std::uint32_t size = 0;
