@@ -126,11 +126,13 @@ void Engine::State::reset(EngineOptions o) {
     }
     std::fill(st.latest_record.begin(), st.latest_record.end(), nullptr);
     for (auto& signals : st.flag_signals) signals.clear();
+    // Each element written once: the init values, then zeros after them (not zeros, then the
+    // init values over them). A buffer is sized once, at construction, to the scenario's size.
     for (std::size_t b = 0; b < rank.buffers.size(); ++b) {
-      const Buffer& buffer = rank.buffers[b];
+      const std::vector<float>& init = rank.buffers[b].init;
       std::vector<float>& values = st.buffers[b];
-      std::fill(values.begin(), values.end(), 0.0f);
-      std::copy_n(buffer.init.begin(), std::min<std::size_t>(buffer.init.size(), buffer.size), values.begin());
+      const auto init_end = std::copy_n(init.begin(), std::min(init.size(), values.size()), values.begin());
+      std::fill(init_end, values.end(), 0.0f);
     }
     for (RankCommState& c : st.per_comm) c = RankCommState{};
     st.uncompleted.clear();

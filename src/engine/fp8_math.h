@@ -13,10 +13,20 @@ namespace amaxcheck {
 float fp8_max(Fp8Format format);
 
 /// Rounds to the nearest representable FP8 value (ties to even), saturating to +-fp8_max
-/// (CUDA's __NV_SATFINITE); NaN stays NaN. The result is returned as a float.
+/// (CUDA's __NV_SATFINITE); NaN stays NaN (payload and sign kept), a zero keeps its sign and a
+/// magnitude that rounds to zero gives a zero of its sign. The result is returned as a float.
+/// Exact integer work on the float's bits: no libm call, no dependence on the format's range.
 float round_to_fp8(float value, Fp8Format format);
 
-/// max(|x|) over `values`, NaN-ignoring like fmaxf; 0 for an empty span.
+/// out[i] = round_to_fp8(in[i] * scale, format) for each i of `in`, in index order (what the
+/// fp8_cast kernel computes; `out` may be `in` itself). The format is looked up once, not per
+/// element. `out` must hold at least in.size() values.
+void cast_to_fp8(std::span<const float> in, float scale, std::span<float> out, Fp8Format format);
+
+/// max(|x|) over `values`, NaN-ignoring like fmaxf; 0 for an empty span. Bit for bit the loop
+/// amax = fmaxf(|x|, amax) from +0 with glibc's fmaxf, NaNs included: a quiet NaN is skipped; a
+/// signaling one (no arithmetic makes one) makes the running max that NaN, quieted, until the
+/// next value replaces it.
 float abs_max(std::span<const float> values);
 
 /// amax_and_scale_update for `params.tensors` tensors, in place:

@@ -1,5 +1,6 @@
 // The value semantics of ops: what kernels and collectives compute.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -10,7 +11,10 @@
 namespace amaxcheck {
 namespace {
 
-std::span<float> view(std::vector<std::vector<float>>& buffers, const Range& r) {
+/// Inlined: every kernel and collective takes two to four views, and as a call the view cost more
+/// than the arithmetic of the small ranges amax synchronisation works on (the check's failure
+/// path is a noreturn call, which the compiler keeps out of the way).
+[[gnu::always_inline]] inline std::span<float> view(std::vector<std::vector<float>>& buffers, const Range& r) {
   AMAX_CHECK(r.buffer < buffers.size() && r.offset + r.count <= buffers[r.buffer].size(),
              "range outside its buffer (scenario validation should have caught this)");
   return std::span<float>(buffers[r.buffer]).subspan(r.offset, r.count);
@@ -18,11 +22,41 @@ std::span<float> view(std::vector<std::vector<float>>& buffers, const Range& r) 
 
 /// MAX ignores NaN like fmaxf; equal operands (+0 and -0) give +0 whatever their order, so a
 /// reduction does not depend on member order or on how the compiler inlines fmax.
-float reduce(ReduceOp op, float a, float b) {
-  if (op == ReduceOp::sum) return a + b;
+float max_of(float a, float b) {
   if (a == b) return std::signbit(a) ? b : a;
   return std::fmax(a, b);
 }
+
+/// acc[k] = acc[k] op in[k] for the elements both have, with the op chosen once, not per element.
+void reduce_into(ReduceOp op, std::span<float> acc, std::span<const float> in) {
+  const std::size_t both = std::min(acc.size(), in.size());
+  if (op == ReduceOp::sum) {
+    for (std::size_t k = 0; k < both; ++k) acc[k] = acc[k] + in[k];
+  } else {
+    for (std::size_t k = 0; k < both; ++k) acc[k] = max_of(acc[k], in[k]);
+  }
+}
+
+/// Room for one collective's result: on the stack when it is small, as every amax reduction is (a
+/// value or a few per tensor), so a collective's completion allocates nothing; on the heap beyond.
+class CollectiveResult {
+ public:
+  explicit CollectiveResult(std::size_t size) {
+    if (size <= local_.size()) {
+      values_ = std::span<float>(local_.data(), size);
+    } else {
+      heap_.resize(size);
+      values_ = heap_;
+    }
+  }
+  std::span<float> values() { return values_; }
+
+ private:
+  static constexpr std::size_t local_floats = 256;
+  std::array<float, local_floats> local_;  // not zeroed: the result is written before it is read
+  std::vector<float> heap_;
+  std::span<float> values_;
+};
 
 }  // namespace
 
@@ -42,8 +76,7 @@ void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant m
     case OpKind::fp8_cast: {
       auto in = view(buffers, op.reads.at(0));
       const float scale = view(buffers, op.reads.at(1))[0];
-      auto out = view(buffers, op.writes.at(0));
-      for (std::size_t i = 0; i < in.size(); ++i) out[i] = round_to_fp8(in[i] * scale, op.format);
+      cast_to_fp8(in, scale, view(buffers, op.writes.at(0)), op.format);
       return;
     }
     case OpKind::copy: {
@@ -75,31 +108,39 @@ void complete_collective(const std::vector<const Joined*>& members, std::vector<
   // Each kind's result is computed once for every member, straight from the members' input
   // ranges and before any output is written (an output may overlap its input: in place), then
   // each member's output takes its part: O(members x elements), with no copy of the inputs.
-  std::vector<float> result;
+  std::size_t size = 0;
+  switch (op.kind) {
+    case OpKind::all_reduce:
+    case OpKind::reduce_scatter: size = input(0).size(); break;
+    case OpKind::all_gather:
+      for (std::size_t i = 0; i < m; ++i) size += input(i).size();
+      break;
+    case OpKind::broadcast: size = input(std::min<std::size_t>(op.root, m - 1)).size(); break;
+    default: AMAX_CHECK(false, "not a collective");
+  }
+  CollectiveResult room(size);
+  const std::span<float> result = room.values();
   switch (op.kind) {
     case OpKind::all_reduce:
     case OpKind::reduce_scatter: {
       const auto first = input(0);
-      result.assign(first.begin(), first.end());
-      for (std::size_t i = 1; i < m; ++i) {
-        const auto in = input(i);
-        const std::size_t both = std::min(result.size(), in.size());
-        for (std::size_t k = 0; k < both; ++k) result[k] = reduce(op.reduce, result[k], in[k]);
-      }
+      std::copy(first.begin(), first.end(), result.begin());
+      for (std::size_t i = 1; i < m; ++i) reduce_into(op.reduce, result, input(i));
       break;
     }
-    case OpKind::all_gather:
+    case OpKind::all_gather: {
+      auto next = result.begin();
       for (std::size_t i = 0; i < m; ++i) {
         const auto in = input(i);
-        result.insert(result.end(), in.begin(), in.end());
+        next = std::copy(in.begin(), in.end(), next);
       }
       break;
-    case OpKind::broadcast: {
+    }
+    default: {  // broadcast
       const auto root = input(std::min<std::size_t>(op.root, m - 1));
-      result.assign(root.begin(), root.end());
+      std::copy(root.begin(), root.end(), result.begin());
       break;
     }
-    default: AMAX_CHECK(false, "not a collective");
   }
   for (std::size_t i = 0; i < m; ++i) {
     auto out = view(ranks[members[i]->rank].buffers, members[i]->op->writes.at(0));
