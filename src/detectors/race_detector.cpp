@@ -23,49 +23,78 @@ RaceDetector::RaceDetector(const Scenario& scenario) : scenario_(scenario) {
     first_buffer_.push_back(buffers);
     buffers += rank.buffers.size();
   }
+  first_buffer_.push_back(buffers);
   history_.resize(buffers);
 }
 
 void RaceDetector::reset() {
-  for (auto& accesses : history_) accesses.clear();
+  for (History& history : history_) history.size = 0;
+  sites_.clear();
   reported_.clear();
   hazards_.clear();
 }
 
-void RaceDetector::on_access(const AccessEvent& event) {
-  // An op that reads and writes the same range (an in-place all-reduce) is one write access.
-  for (const Range& r : *event.reads) {
-    bool also_written = false;
-    for (const Range& w : *event.writes) also_written |= contains(w, r);
-    if (!also_written) check_and_record(event, r, false);
-  }
-  for (const Range& w : *event.writes) check_and_record(event, w, true);
-}
-
-void RaceDetector::check_and_record(const AccessEvent& event, const Range& range, bool write) {
-  AMAX_CHECK(event.rank < first_buffer_.size() && range.buffer < scenario_.ranks[event.rank].buffers.size(),
-             "an access to a buffer the scenario does not have");
-  auto& accesses = history_[first_buffer_[event.rank] + range.buffer];
+// Inlined into on_access's loops: one call per access instead of one per range, which is most of
+// what a range that meets a short history costs (issue 19).
+[[gnu::always_inline]] inline void RaceDetector::check_and_record(const AccessEvent& event, History& history,
+                                                                  const Range& range, bool write, std::uint32_t site) {
+  Access* const accesses = history.slots.data();
   // One pass: report each unordered conflicting prior access (in history order), and drop the
   // accesses ordered before a covering write, which can never race with anything that this
   // write does not race with too, so the history stays short.
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < accesses.size(); ++i) {
+  std::uint32_t kept = 0;
+  for (std::uint32_t i = 0; i < history.size; ++i) {
     const Access& prior = accesses[i];
-    const bool ordered = prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch);
-    if (!ordered && (prior.write || write) && prior.range.overlaps(range)) report(prior, event, range, write);
-    const bool dropped = ordered && contains(range, prior.range) && (write || (!prior.write && prior.actor == event.actor));
+    bool dropped = false;
+    if (write || prior.write) {
+      const bool ordered = prior.actor == event.actor || event.clock->covers(prior.actor, prior.epoch);
+      if (!ordered && prior.range.overlaps(range)) report(prior, event, range, write);
+      dropped = write && ordered && contains(range, prior.range);
+    } else {
+      // Two reads never race, so their order does not matter: a read drops only its own
+      // actor's earlier reads that it covers (the same actor is always ordered).
+      dropped = prior.actor == event.actor && contains(range, prior.range);
+    }
     if (dropped) continue;
     if (kept != i) accesses[kept] = prior;
     ++kept;
   }
-  accesses.resize(kept);
-  if (accesses.capacity() == 0) accesses.reserve(8);  // skips the first regrowths, each a move of every Access
-  accesses.push_back(Access{range, event.actor, event.epoch, write, event.site});
+  if (kept == history.slots.size()) {
+    if (history.slots.capacity() == 0) history.slots.reserve(8);  // skips the first regrowths
+    history.slots.emplace_back();
+  }
+  Access& recorded = history.slots[kept];
+  recorded.range = range;
+  recorded.actor = event.actor;
+  recorded.epoch = event.epoch;
+  recorded.site = site;
+  recorded.write = write;
+  history.size = kept + 1;
+}
+
+void RaceDetector::on_access(const AccessEvent& event) {
+  // The rank's rows, [first, end): empty for a rank the scenario does not have.
+  const bool known_rank = event.rank + std::size_t{1} < first_buffer_.size();
+  const std::size_t first = known_rank ? first_buffer_[event.rank] : 0;
+  const std::size_t end = known_rank ? first_buffer_[event.rank + 1] : 0;
+  const auto history = [&](const Range& range) -> History& {
+    AMAX_CHECK(first + range.buffer < end, "an access to a buffer the scenario does not have");
+    return history_[first + range.buffer];
+  };
+  const auto site = static_cast<std::uint32_t>(sites_.size());
+  sites_.push_back(event.site);
+  // An op that reads and writes the same range (an in-place all-reduce) is one write access.
+  for (const Range& r : *event.reads) {
+    bool also_written = false;
+    for (const Range& w : *event.writes) also_written |= contains(w, r);
+    if (!also_written) check_and_record(event, history(r), r, false, site);
+  }
+  for (const Range& w : *event.writes) check_and_record(event, history(w), w, true, site);
 }
 
 void RaceDetector::report(const Access& earlier, const AccessEvent& later, const Range& range, bool write) {
-  auto key = std::make_pair(std::make_pair(earlier.site.ref.rank, op_id(earlier.site.ref)),
+  const OpSite& earlier_site = sites_[earlier.site];
+  auto key = std::make_pair(std::make_pair(earlier_site.ref.rank, op_id(earlier_site.ref)),
                             std::make_pair(later.site.ref.rank, op_id(later.site.ref)));
   if (!reported_.insert(key).second) return;
   const char* kind = earlier.write && write ? "WAW" : earlier.write ? "RAW" : "WAR";
@@ -76,9 +105,9 @@ void RaceDetector::report(const Access& earlier, const AccessEvent& later, const
   h.kind = HazardKind::data_race;
   h.subject = buffer.name;
   h.summary = fmt::format("{} race on rank {} buffer {}[{}..{}) between {} ({}) and {} ({}), with no happens-before",
-                          kind, later.rank, buffer.name, lo, hi, earlier.site.op->name, earlier.site.lane,
+                          kind, later.rank, buffer.name, lo, hi, earlier_site.op->name, earlier_site.lane,
                           later.site.op->name, later.site.lane);
-  h.participants = {participant_at(earlier.site), participant_at(later.site)};
+  h.participants = {participant_at(earlier_site), participant_at(later.site)};
   h.participants[0].access = earlier.write ? amaxcheck::Access::write : amaxcheck::Access::read;
   h.participants[1].access = write ? amaxcheck::Access::write : amaxcheck::Access::read;
   hazards_.push_back(std::move(h));

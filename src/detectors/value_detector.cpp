@@ -53,8 +53,9 @@ void ValueDetector::reset() {
 
 void ValueDetector::on_access(const AccessEvent& event) {
   if (watch_list_.empty()) return;
+  const std::uint32_t first = first_buffer_[event.rank];
   for (const Range& w : *event.writes) {
-    const std::uint32_t b = first_buffer_[event.rank] + w.buffer;
+    const std::uint32_t b = first + w.buffer;
     for (std::uint32_t k = watch_begin_[b]; k < watch_begin_[b + 1]; ++k) {
       Watched& watched = watched_[watch_list_[k]];
       if (watched.range.overlaps(w)) watched.last_writer = event.site;
@@ -128,9 +129,12 @@ void ValueDetector::on_finish(const Engine& engine) {
       hazards_.push_back(std::move(h));
     }
     if (check.expected.empty()) continue;
+    // Replicas that all hold the first one's bits differ from the reference where it does.
+    const long first_at = first_difference(check.expected, values[0]);
+    if (all_agree && first_at < 0) continue;
     for (std::size_t i = 0; i < check.replicas.size(); ++i) {
       const Watched& replica = watched_[base + i];
-      const long at = first_difference(check.expected, values[i]);
+      const long at = i == 0 || all_agree ? first_at : first_difference(check.expected, values[i]);
       if (at < 0) continue;
       Hazard h;
       h.kind = HazardKind::value_mismatch;

@@ -325,6 +325,24 @@ TEST(ValueDetector, reports_every_affected_tensor_naming_the_op_that_wrote_each_
   EXPECT_EQ(keys.size(), hazards.size()) << "every one has its own identity";
 }
 
+// Replicas that agree with each other are compared with the reference once (issue 19): each
+// still gets its own mismatch, at the first element that differs.
+TEST(ValueDetector, reports_every_replica_when_all_agree_but_differ_from_the_reference) {
+  ScenarioBuilder b("values");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  for (RankId r : {r0, r1}) {
+    b.thread(r, "main");
+    b.buffer(r, "history", 3, {4.0f, 5.0f, 6.0f});
+  }
+  b.scenario().checks.push_back(ReplicaCheck{"history", {{r0, {0, 0, 3}}, {r1, {0, 0, 3}}}, {4.0f, 7.0f, 6.0f}});
+  std::vector<std::string> summaries;
+  for (const Hazard& h : run_once(b.build())) summaries.push_back(h.summary);
+  EXPECT_EQ(summaries, (std::vector<std::string>{
+                           "history on rank 0 element 1 is 5 but the sequential reference gives 7",
+                           "history on rank 1 element 1 is 5 but the sequential reference gives 7",
+                       }));
+}
+
 TEST(HazardKey, is_kind_subject_ranks_and_ops_but_not_steps) {
   Hazard a;
   a.kind = HazardKind::value_mismatch;
