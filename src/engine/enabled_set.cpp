@@ -144,17 +144,24 @@ Action lane_bits_action(RankId r, std::uint32_t lane, const Engine::State::LaneB
   return Action{join ? ActionKind::join : ActionKind::execute, r, lane - threads};
 }
 
+/// Whether `a` comes before `b` within one rank's block: issues by thread, then stream actions.
+bool lane_before(const Action& a, const Action& b) {
+  const bool a_stream = a.kind != ActionKind::issue, b_stream = b.kind != ActionKind::issue;
+  return a_stream != b_stream ? b_stream : a.lane < b.lane;
+}
+
 /// Rank r's block of the enabled list after a step that changed one lane (`bit`, set in
 /// `flipped` when the lane's action appeared or disappeared, else it changed between execute and
-/// join). `bits` are the rank's new bits. The lane's action sits at the block's start plus the
-/// number of enabled lanes below it, so one insert, erase or overwrite patches the list.
+/// join). `bits` are the rank's new bits. The lane's action sits after the block's actions of
+/// lower lanes, so one insert, erase or overwrite patches the list.
 void patch_lane(Engine::State& st, RankId r, std::uint64_t bit, std::uint64_t flipped, const Engine::State::LaneBits& bits,
                 std::uint32_t threads) {
   auto& en = st.enabled;
-  const Action* const first = en.data();
-  const Action* const lo = std::partition_point(first, first + en.size(), [&](const Action& a) { return before_rank(a, r); });
-  const auto at = en.begin() + (lo - first) + std::popcount(bits.enabled & (bit - 1));
   const Action action = lane_bits_action(r, static_cast<std::uint32_t>(std::countr_zero(bit)), bits, threads);
+  // The block is at most one action per lane of the rank: walked, not counted (std::popcount is
+  // a libgcc call on a build for any x86-64).
+  auto at = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
+  while (at != en.end() && at->kind != ActionKind::complete && at->rank == r && lane_before(*at, action)) ++at;
   if (flipped == 0) {
     *at = action;
   } else if ((bits.enabled & bit) != 0) {

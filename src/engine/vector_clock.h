@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -76,7 +77,7 @@ class VectorClock {
   void join(const VectorClock& other) {
     if (!base_ && !other.base_ && size_ > 0 && other.size_ > 0) {  // both inline
       size_ = size_ < other.size_ ? other.size_ : size_;
-      small_ = pointwise_max(small_, other.small_);
+      raise_to(small_, other.small_);
       return;
     }
     join_slow(other);
@@ -115,12 +116,24 @@ class VectorClock {
   void copy_shared(const VectorClock& other);
   VectorClock& assign_slow(const VectorClock& other);
   void join_slow(const VectorClock& other);
-  /// The inline join. By value, over the whole array: the two cannot alias and the trip count is
-  /// fixed, so the compiler makes it a few vector instructions instead of a loop of branches.
-  static std::array<Epoch, inline_actors> pointwise_max(std::array<Epoch, inline_actors> a,
-                                                        const std::array<Epoch, inline_actors>& b) {
-    for (std::size_t i = 0; i < inline_actors; ++i) a[i] = a[i] < b[i] ? b[i] : a[i];
-    return a;
+  /// The inline join, in place: four blocks of four epochs, each a compare and a select in
+  /// vector registers (GCC's vector extension; plain SSE2 has no unsigned max, so the compare
+  /// is biased, which the compiler does for us). Written out instead of a loop: at -O2 the loop
+  /// stays a loop and copies the array in and out, a third of a join's cost.
+  static void raise_to(std::array<Epoch, inline_actors>& a, const std::array<Epoch, inline_actors>& b) {
+    using Block = Epoch __attribute__((vector_size(4 * sizeof(Epoch))));
+    static_assert(inline_actors == 16);
+    auto block = [&](std::size_t i) {
+      Block x, y;
+      std::memcpy(&x, &a[i], sizeof x);
+      std::memcpy(&y, &b[i], sizeof y);
+      const Block m = x < y ? y : x;
+      std::memcpy(&a[i], &m, sizeof m);
+    };
+    block(0);
+    block(4);
+    block(8);
+    block(12);
   }
   Epoch base_at(ActorId actor) const { return base_ && actor < base_->ticks.size() ? base_->ticks[actor] : 0; }
   /// True when `ancestor` is `base` or one of its ancestors (so `base` dominates it); false
