@@ -144,6 +144,10 @@ Action lane_bits_action(RankId r, std::uint32_t lane, const Engine::State::LaneB
   return Action{join ? ActionKind::join : ActionKind::execute, r, lane - threads};
 }
 
+/// Exactly one bit set. Not std::has_single_bit: that is a popcount, a libgcc call on a build
+/// for any x86-64.
+bool one_bit(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
 /// Whether `a` comes before `b` within one rank's block: issues by thread, then stream actions.
 bool lane_before(const Action& a, const Action& b) {
   const bool a_stream = a.kind != ActionKind::issue, b_stream = b.kind != ActionKind::issue;
@@ -216,7 +220,7 @@ void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
   // patched where that lane's action sits, without rewriting the block.
   const std::uint64_t flipped = old.enabled ^ bits.enabled;
   const std::uint64_t rejoined = (old.join ^ bits.join) & ~flipped;  // still enabled, kind changed
-  if ((std::has_single_bit(flipped) && rejoined == 0) || (flipped == 0 && std::has_single_bit(rejoined))) {
+  if ((one_bit(flipped) && rejoined == 0) || (flipped == 0 && one_bit(rejoined))) {
     patch_lane(st, r, flipped | rejoined, flipped, bits, threads);
     return;
   }
