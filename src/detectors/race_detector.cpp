@@ -25,6 +25,21 @@ RaceDetector::RaceDetector(const Scenario& scenario) : scenario_(scenario) {
   }
   first_buffer_.push_back(buffers);
   history_.resize(buffers);
+  const auto add = [&](RankId rank, const Range& range, bool write) {
+    const bool known = range.buffer < scenario.ranks[rank].buffers.size();
+    const auto row = known ? static_cast<std::uint32_t>(first_buffer_[rank] + range.buffer) : kNoRow;
+    op_accesses_.push_back(OpAccess{range, row, write});
+  };
+  for_each_op(scenario, [&](std::uint32_t, const OpRef& ref, const Op& op) {
+    op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
+    for (const Range& r : op.reads) {
+      bool also_written = false;
+      for (const Range& w : op.writes) also_written |= contains(w, r);
+      if (!also_written) add(ref.rank, r, false);
+    }
+    for (const Range& w : op.writes) add(ref.rank, w, true);
+  });
+  op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
 }
 
 void RaceDetector::reset() {
@@ -73,23 +88,15 @@ void RaceDetector::reset() {
 }
 
 void RaceDetector::on_access(const AccessEvent& event) {
-  // The rank's rows, [first, end): empty for a rank the scenario does not have.
-  const bool known_rank = event.rank + std::size_t{1} < first_buffer_.size();
-  const std::size_t first = known_rank ? first_buffer_[event.rank] : 0;
-  const std::size_t end = known_rank ? first_buffer_[event.rank + 1] : 0;
-  const auto history = [&](const Range& range) -> History& {
-    AMAX_CHECK(first + range.buffer < end, "an access to a buffer the scenario does not have");
-    return history_[first + range.buffer];
-  };
+  const std::uint32_t n = event.site.number;
+  AMAX_CHECK(n + std::size_t{1} < op_access_begin_.size(), "an access by an op the scenario does not have");
   const auto site = static_cast<std::uint32_t>(sites_.size());
   sites_.push_back(event.site);
-  // An op that reads and writes the same range (an in-place all-reduce) is one write access.
-  for (const Range& r : *event.reads) {
-    bool also_written = false;
-    for (const Range& w : *event.writes) also_written |= contains(w, r);
-    if (!also_written) check_and_record(event, history(r), r, false, site);
+  for (std::uint32_t k = op_access_begin_[n]; k < op_access_begin_[n + 1]; ++k) {
+    const OpAccess& access = op_accesses_[k];
+    AMAX_CHECK(access.row != kNoRow, "an access to a buffer the scenario does not have");
+    check_and_record(event, history_[access.row], access.range, access.write != 0, site);
   }
-  for (const Range& w : *event.writes) check_and_record(event, history(w), w, true, site);
 }
 
 void RaceDetector::report(const Access& earlier, const AccessEvent& later, const Range& range, bool write) {

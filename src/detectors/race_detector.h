@@ -40,6 +40,15 @@ class RaceDetector final : public Detector {
     std::vector<Access> slots;
     std::uint32_t size = 0;
   };
+  /// One range an op accesses, as on_access checks it: its history row, and whether it is a
+  /// write. An op that reads and writes the same range (an in-place all-reduce) makes one write
+  /// access of it, so such a read has no entry.
+  struct OpAccess {
+    Range range;
+    std::uint32_t row = 0;  ///< index into history_; kNoRow for a buffer the rank does not have
+    std::uint32_t write = 0;
+  };
+  static constexpr std::uint32_t kNoRow = ~std::uint32_t{0};
   void check_and_record(const AccessEvent& event, History& history, const Range& range, bool write, std::uint32_t site);
   void report(const Access& earlier, const AccessEvent& later, const Range& range, bool write);
 
@@ -47,6 +56,10 @@ class RaceDetector final : public Detector {
   /// Per rank: its first buffer's row in history_; one past the last rank's last row at the end.
   std::vector<std::size_t> first_buffer_;
   std::vector<History> history_;                ///< per (rank, buffer), flattened: a lookup per access
+  /// Per op (OpSite::number), built once per scenario: op n's accesses, reads first, are
+  /// op_accesses_[op_access_begin_[n] .. op_access_begin_[n + 1]).
+  std::vector<std::uint32_t> op_access_begin_;
+  std::vector<OpAccess> op_accesses_;
   std::vector<OpSite> sites_;                   ///< this run's accessing ops, one per access event
   std::set<std::pair<std::pair<RankId, std::uint64_t>, std::pair<RankId, std::uint64_t>>> reported_;
   std::vector<Hazard> hazards_;

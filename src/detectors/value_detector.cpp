@@ -8,6 +8,7 @@
 
 #include "detectors/participant.h"
 #include "engine/engine.h"
+#include "util/check.h"
 
 namespace amaxcheck {
 namespace {
@@ -25,25 +26,36 @@ long first_difference(std::span<const float> a, std::span<const float> b) {
 }  // namespace
 
 ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
-  // Built once per run, so without a vector per buffer: count, prefix-sum, fill.
+  for (const ReplicaCheck& check : scenario.checks) {
+    for (const auto& replica : check.replicas) watched_.push_back(Watched{replica.rank, replica.range, std::nullopt});
+  }
+  // Built for every run_once (a shrink makes many), so in time linear in the ops' writes and
+  // the replicas: the replicas by (rank, buffer) first, flattened like watch_list_.
+  std::vector<std::uint32_t> first_buffer;  // by rank: the index of its buffer 0
   std::uint32_t buffers = 0;
   for (const Rank& rank : scenario.ranks) {
-    first_buffer_.push_back(buffers);
+    first_buffer.push_back(buffers);
     buffers += static_cast<std::uint32_t>(rank.buffers.size());
   }
-  watch_begin_.assign(buffers + 1, 0);
-  for (const ReplicaCheck& check : scenario.checks) {
-    for (const auto& replica : check.replicas) ++watch_begin_[first_buffer_[replica.rank] + replica.range.buffer + 1];
-  }
-  for (std::uint32_t b = 0; b < buffers; ++b) watch_begin_[b + 1] += watch_begin_[b];
-  watch_list_.resize(watch_begin_[buffers]);
-  std::vector<std::uint32_t> filled(watch_begin_.begin(), watch_begin_.end() - 1);
-  for (const ReplicaCheck& check : scenario.checks) {
-    for (const auto& replica : check.replicas) {
-      watch_list_[filled[first_buffer_[replica.rank] + replica.range.buffer]++] = static_cast<std::uint32_t>(watched_.size());
-      watched_.push_back(Watched{replica.rank, replica.range, std::nullopt});
+  std::vector<std::uint32_t> by_buffer_begin(buffers + 1, 0), by_buffer(watched_.size());
+  for (const Watched& w : watched_) ++by_buffer_begin[first_buffer[w.rank] + w.range.buffer + 1];
+  for (std::uint32_t b = 0; b < buffers; ++b) by_buffer_begin[b + 1] += by_buffer_begin[b];
+  std::vector<std::uint32_t> filled(by_buffer_begin.begin(), by_buffer_begin.end() - 1);
+  for (std::uint32_t k = 0; k < watched_.size(); ++k) by_buffer[filled[first_buffer[watched_[k].rank] + watched_[k].range.buffer]++] = k;
+  for_each_op(scenario, [&](std::uint32_t, const OpRef& ref, const Op& op) {
+    const auto begin = static_cast<std::uint32_t>(watch_list_.size());
+    watch_begin_.push_back(begin);
+    for (const Range& w : op.writes) {
+      if (w.buffer >= scenario.ranks[ref.rank].buffers.size()) continue;  // the race detector reports it
+      const std::uint32_t b = first_buffer[ref.rank] + w.buffer;
+      for (std::uint32_t i = by_buffer_begin[b]; i < by_buffer_begin[b + 1]; ++i) {
+        const std::uint32_t k = by_buffer[i];
+        const bool listed = std::find(watch_list_.begin() + begin, watch_list_.end(), k) != watch_list_.end();
+        if (watched_[k].range.overlaps(w) && !listed) watch_list_.push_back(k);
+      }
     }
-  }
+  });
+  watch_begin_.push_back(static_cast<std::uint32_t>(watch_list_.size()));
 }
 
 void ValueDetector::reset() {
@@ -52,15 +64,9 @@ void ValueDetector::reset() {
 }
 
 void ValueDetector::on_access(const AccessEvent& event) {
-  if (watch_list_.empty()) return;
-  const std::uint32_t first = first_buffer_[event.rank];
-  for (const Range& w : *event.writes) {
-    const std::uint32_t b = first + w.buffer;
-    for (std::uint32_t k = watch_begin_[b]; k < watch_begin_[b + 1]; ++k) {
-      Watched& watched = watched_[watch_list_[k]];
-      if (watched.range.overlaps(w)) watched.last_writer = event.site;
-    }
-  }
+  const std::uint32_t n = event.site.number;
+  AMAX_CHECK(n + std::size_t{1} < watch_begin_.size(), "an access by an op the scenario does not have");
+  for (std::uint32_t k = watch_begin_[n]; k < watch_begin_[n + 1]; ++k) watched_[watch_list_[k]].last_writer = event.site;
 }
 
 Participant ValueDetector::participant(const Watched& replica, std::size_t end_step) const {

@@ -22,7 +22,8 @@ class ValueDetector final : public Detector {
  public:
   explicit ValueDetector(const Scenario& scenario);
   const char* name() const override { return "values"; }
-  Events events() const override { return {false, true, false}; }
+  /// Accesses only when some op writes a checked range (a scenario without checks needs none).
+  Events events() const override { return {false, !watch_list_.empty(), false}; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   /// Remembers the last op that wrote each checked range.
   void on_access(const AccessEvent& event) override;
@@ -41,9 +42,9 @@ class ValueDetector final : public Detector {
 
   const Scenario& scenario_;
   std::vector<Watched> watched_;              // every check's replicas, in order
-  std::vector<std::uint32_t> first_buffer_;   // by rank: the index of its buffer 0
-  // Indices into watched_ by buffer, flattened (on_access runs on every access): those of
-  // buffer b are watch_list_[watch_begin_[b] .. watch_begin_[b + 1]).
+  // Indices into watched_ by op (OpSite::number), flattened and built once per scenario
+  // (on_access runs on every access): the replicas op n writes some of are
+  // watch_list_[watch_begin_[n] .. watch_begin_[n + 1]).
   std::vector<std::uint32_t> watch_begin_, watch_list_;
   std::vector<Hazard> hazards_;
   std::vector<std::span<const float>> final_values_;  ///< on_finish's scratch: one check's replicas

@@ -26,14 +26,18 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   }
   records.reserve(event_records);
   op_base.reserve(s.ranks.size(), threads);
+  op_number.reserve(s.ranks.size(), threads);
   thread_lanes.reserve(s.ranks.size(), threads);
   stream_syncers.reserve(s.ranks.size(), streams);
   stream_lanes.reserve(s.ranks.size(), streams);
   event_syncers.reserve(s.ranks.size(), events);
   // The four detectors and a strategy or two: reset keeps the room.
-  for (auto* list : {&observers, &issue_observers, &access_observers, &complete_observers}) list->reserve(8);
+  for (auto* list : {&observers, &issue_observers, &comm_issue_observers, &access_observers, &complete_observers}) {
+    list->reserve(8);
+  }
   ranks.resize(s.ranks.size());
   root = VectorClock(actor_count);  // every clock starts as a copy, sharing its base
+  std::uint32_t scenario_ops = 0;   // the ops of the ranks before r
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const Rank& rank = s.ranks[r];
     RankState& st = ranks[r];
@@ -48,11 +52,14 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       st.streams.push_back(StreamState{next++, {}, root});
     }
     const std::span<std::uint32_t> op_base_of_rank = op_base.add_row(rank.threads.size());
+    const std::span<std::uint32_t> op_number_of_rank = op_number.add_row(rank.threads.size());
     std::uint32_t ops = 0;
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
       op_base_of_rank[t] = ops;
+      op_number_of_rank[t] = scenario_ops + ops;  // for_each_op's order
       ops += static_cast<std::uint32_t>(rank.threads[t].program.size());
     }
+    scenario_ops += ops;
     const std::span<std::uint64_t> by_stream = stream_syncers.add_row(rank.streams.size(), 0);
     const std::span<std::uint64_t> by_event = event_syncers.add_row(rank.events.size(), 0);
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
@@ -111,6 +118,7 @@ void Engine::State::reset(EngineOptions o) {
   options = o;
   observers.clear();
   issue_observers.clear();
+  comm_issue_observers.clear();
   access_observers.clear();
   complete_observers.clear();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
@@ -163,7 +171,8 @@ void Engine::add_observer(Observer* observer) {
   State& st = *state_;
   st.observers.push_back(observer);
   const Observer::Events events = observer->events();
-  if (events.issue) st.issue_observers.push_back(observer);
+  if (events.issue) st.comm_issue_observers.push_back(observer);
+  if (events.issue && !events.comm_issues_only) st.issue_observers.push_back(observer);
   if (events.access) st.access_observers.push_back(observer);
   if (events.complete) st.complete_observers.push_back(observer);
 }

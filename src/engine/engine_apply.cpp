@@ -89,7 +89,9 @@ struct Applier {
     }
     return st.comm_lanes[a.lane];
   }
-  OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const { return OpSite{ref, op, lane, st.step}; }
+  OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const {
+    return OpSite{ref, st.op_number[ref.rank][ref.thread] + ref.index, op, lane, st.step};
+  }
   void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
     AccessEvent event{site(ref, &op, lane_of(a)), r, actor, clock[actor], &clock, &op.reads, &op.writes};
@@ -157,7 +159,7 @@ struct Applier {
       }
     }
     IssueEvent event{site(ref, &op, lane_of(a)), &thread.clock, thread.actor, seq};
-    for (Observer* o : st.issue_observers) o->on_issue(event);
+    for (Observer* o : is_comm_op(op.kind) ? st.comm_issue_observers : st.issue_observers) o->on_issue(event);
   }
 
   void host_effect(RankId r, ThreadState& thread, const Op& op) {

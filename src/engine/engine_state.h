@@ -134,8 +134,10 @@ struct Engine::State {
   const Scenario& scenario;
   EngineOptions options;
   std::vector<Observer*> observers;  ///< every one, in the order added (on_finish)
-  /// Those that handle each per-step event (Observer::events), in the same order.
-  std::vector<Observer*> issue_observers, access_observers, complete_observers;
+  /// Those that handle each per-step event (Observer::events), in the same order. An issue of a
+  /// communicator op goes to comm_issue_observers, any other issue to issue_observers (those
+  /// without Events::comm_issues_only).
+  std::vector<Observer*> issue_observers, comm_issue_observers, access_observers, complete_observers;
   std::vector<RankState> ranks;
   /// Every event record of the run, one per event_record op issued. Reserved at construction for
   /// every such op of the scenario (each is issued at most once a run), so the pointers queued
@@ -144,6 +146,7 @@ struct Engine::State {
   std::vector<CommState> comms;
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
   PerRank<std::uint32_t> op_base;  ///< per rank, per thread: first op's ordinal on the rank
+  PerRank<std::uint32_t> op_number;  ///< per rank, per thread: first op's OpSite::number
   /// Per rank: which threads host-synchronize on each stream (stream_synchronize on it, or
   /// device_synchronize) and on each event, as a bit per thread (threads beyond 64 share the
   /// top bit, which only makes Touch::disables more often true).

@@ -15,15 +15,36 @@ namespace amaxcheck {
 
 class Engine;
 
+/// Calls f(number, ref, op) for every op of `scenario`, in OpSite::number order: rank by rank,
+/// each rank's threads in order, each thread's program in order. Detectors build their per-op
+/// tables with it once per scenario, so that an event reads its op's entry with one index.
+template <class F>
+void for_each_op(const Scenario& scenario, F&& f) {
+  std::uint32_t number = 0;
+  for (std::size_t r = 0; r < scenario.ranks.size(); ++r) {
+    const auto& threads = scenario.ranks[r].threads;
+    for (std::size_t t = 0; t < threads.size(); ++t) {
+      for (std::size_t i = 0; i < threads[t].program.size(); ++i) {
+        f(number++, OpRef{static_cast<RankId>(r), static_cast<ThreadId>(t), static_cast<std::uint32_t>(i)},
+          threads[t].program[i]);
+      }
+    }
+  }
+}
+
 /// Where an op lives and what it is, for naming hazard participants.
 struct OpSite {
   OpRef ref;
+  /// The op's dense number in the scenario (for_each_op's order): an index into a detector's
+  /// per-op tables. Fills what was padding after `ref`.
+  std::uint32_t number = 0;
   const Op* op = nullptr;
   /// "thread main", "stream compute", ...: the engine's own name (Engine::lane_name), which
   /// lives as long as the engine; detectors copy it into what outlives the run (a Participant).
   std::string_view lane;
   std::size_t step = 0;
 };
+static_assert(sizeof(OpSite) == 48, "OpSite is copied into detectors' records at every event");
 
 /// A host thread issued an op (device ops are queued; host-blocking ops have returned).
 struct IssueEvent {
@@ -34,7 +55,8 @@ struct IssueEvent {
 };
 
 /// A device op or host op touched memory. `clock` is the accessing actor's clock at the access;
-/// (actor, epoch) identifies the access itself.
+/// (actor, epoch) identifies the access itself. `reads` and `writes` are the op's own (site.op),
+/// so a detector may read tables it built from the scenario's ops (by site.number) instead.
 struct AccessEvent {
   OpSite site;
   RankId rank = 0;
@@ -61,6 +83,9 @@ class Observer {
     bool issue = true;
     bool access = true;
     bool complete = true;
+    /// With `issue`: only the issues of communicator ops (is_comm_op), which are a few of a
+    /// step's issues; the others are kernels and event ops.
+    bool comm_issues_only = false;
   };
 
   virtual ~Observer() = default;

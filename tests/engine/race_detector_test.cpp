@@ -69,6 +69,36 @@ std::string race(const char* kind, const char* earlier, const char* earlier_lane
          " (stream " + later_lane + "), with no happens-before\n";
 }
 
+/// Each of two ranks fills x on stream a and all-reduces x in place on stream b, unordered.
+Scenario fill_racing_an_in_place_all_reduce() {
+  ScenarioBuilder b("fill_vs_in_place");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId a = b.stream(r, "a"), s_b = b.stream(r, "b");
+    const BufferId x = b.buffer(r, "x", 4);
+    b.op(r, t, ScenarioBuilder::fill(a, {x, 0, 4}, {1.0f, 2.0f, 3.0f, 4.0f}, "fill_x"));
+    b.op(r, t, ScenarioBuilder::all_reduce(s_b, dp, {x, 0, 4}, {x, 0, 4}, "reduce_x"));
+  }
+  return b.build();
+}
+
+// An op that reads and writes the same range is one write access of it (the detector's per-op
+// table folds the read away): whichever runs first, the race is a WAW, never a RAW.
+TEST(RaceDetector, an_in_place_all_reduce_is_one_write_of_its_range) {
+  const Scenario s = fill_racing_an_in_place_all_reduce();
+  std::size_t schedules = 0;
+  each_schedule(s, [&](const std::vector<std::size_t>& path) {
+    RaceDetector detector(s);
+    run_path(s, path, detector);
+    ++schedules;
+    ASSERT_EQ(detector.hazards().size(), 2u) << described(detector.hazards());
+    for (const Hazard& h : detector.hazards()) EXPECT_EQ(h.summary.rfind("WAW race on rank ", 0), 0u) << h.summary;
+  });
+  EXPECT_GT(schedules, 1u);
+}
+
 // The write meets read_low only while read_all has not run: once it has, read_all (same stream,
 // covering) dropped read_low from the history. read_other, on the write's own stream, is ordered
 // before it, and being another stream's read it must not drop read_low.
