@@ -146,7 +146,7 @@ void Engine::State::reset(EngineOptions o) {
     st.uncompleted.clear();
     st.p2p_issued.clear();
   }
-  for (CommState& c : comms) c = CommState{};
+  for (CommState& c : comms) c.reset();
   records.clear();  // keeps its capacity: the pointers of the next run stay valid too
   step = 0;
   enabled.clear();
@@ -156,6 +156,35 @@ void Engine::State::reset(EngineOptions o) {
   refreshed_any = false;
   refreshed_comm.reset();
   finished = false;
+  // Emptied whole: this run's step detail may leave out what the last run's filled.
+  scratch_step.op_name.clear();
+  scratch_step.lane.clear();
+  scratch_step.written.clear();
+  scratch_step.touches.clear();
+}
+
+Rendezvous& CommState::rendezvous(std::uint64_t seq, std::size_t members) {
+  const auto at = pending.lower_bound(seq);
+  if (at != pending.end() && at->first == seq) return at->second;
+  if (spare.empty()) return pending.emplace_hint(at, seq, Rendezvous{std::vector<std::optional<Joined>>(members), 0})->second;
+  PendingMap::node_type node = std::move(spare.back());
+  spare.pop_back();
+  node.key() = seq;
+  node.mapped().members.resize(members);  // the same communicator: already this size
+  return pending.insert(at, std::move(node))->second;
+}
+
+void CommState::recycle(PendingMap::node_type node) {
+  Rendezvous& rv = node.mapped();
+  for (auto& member : rv.members) member.reset();
+  rv.joined = 0;
+  spare.push_back(std::move(node));
+}
+
+void CommState::reset() {
+  next_seq = 0;
+  while (!pending.empty()) recycle(pending.extract(pending.begin()));
+  p2p.clear();
 }
 
 void Engine::reset(EngineOptions options) {

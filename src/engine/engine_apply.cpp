@@ -259,8 +259,7 @@ struct Applier {
     const Communicator& comm = st.scenario.comms[op.comm];
     const int member = member_index(comm, a.rank);
     AMAX_CHECK(member >= 0, "a collective was issued by a rank outside its communicator");
-    Rendezvous& rv = st.comms[op.comm].pending[q.seq];
-    if (rv.members.empty()) rv.members.resize(comm.members.size());
+    Rendezvous& rv = st.comms[op.comm].rendezvous(q.seq, comm.members.size());
     rv.members[static_cast<std::size_t>(member)] = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order};
     ++rv.joined;
     notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
@@ -341,8 +340,10 @@ struct Applier {
     auto node = comm.pending.extract(comm.next_seq);
     Rendezvous& rv = node.mapped();
     const std::uint64_t seq = comm.next_seq++;
-    std::vector<const Joined*> members;
-    std::vector<const VectorClock*> clocks;
+    std::vector<const Joined*>& members = st.completing;
+    std::vector<const VectorClock*>& clocks = st.completing_clocks;
+    members.clear();
+    clocks.clear();
     for (const auto& m : rv.members) {
       if (!m) continue;
       members.push_back(&*m);
@@ -368,6 +369,7 @@ struct Applier {
       rank.per_comm[c].completed = seq + 1;
       leave_comm(*m, c, all, true);
     }
+    comm.recycle(std::move(node));
     CompleteEvent event{c, seq, st.step};
     for (Observer* o : st.complete_observers) o->on_complete(event);
   }
@@ -437,16 +439,19 @@ const Action& enabled_at(const Engine& engine, std::size_t index) {
   return actions[index];
 }
 
-/// A used Step back to what a new one holds, keeping its memory.
-void clear_step(Step& step) {
+/// A used Step back to what a new one holds, keeping its memory. What `detail` leaves out no
+/// step of this run fills, so it is empty already (State::reset empties the whole Step).
+void clear_step(Step& step, const StepDetail& detail) {
   step.op = OpRef{};
-  step.op_name.clear();
-  step.lane.clear();
   step.collective = false;
   step.comm = 0;
   step.seq = 0;
-  step.written.clear();
-  step.touches.clear();
+  if (detail.names) {
+    step.op_name.clear();
+    step.lane.clear();
+  }
+  if (detail.written) step.written.clear();
+  if (detail.touches) step.touches.clear();
 }
 
 }  // namespace
@@ -459,7 +464,7 @@ Step Engine::apply_enabled(std::size_t index) {
 
 const Step& Engine::step_enabled(std::size_t index) {
   Step& step = state_->scratch_step;
-  clear_step(step);
+  clear_step(step, state_->options.step_detail);
   apply_checked(enabled_at(*this, index), step);
   return step;
 }

@@ -104,9 +104,20 @@ struct P2pPair {
 };
 
 struct CommState {
+  using PendingMap = std::map<std::uint64_t, Rendezvous>;
   std::uint64_t next_seq = 0;  ///< the sequence number of the next collective to complete
-  std::map<std::uint64_t, Rendezvous> pending;
+  PendingMap pending;
   std::map<P2pKey, P2pPair> p2p;  ///< pairs with at least one side started
+  /// Rendezvous of completed collectives (map node and member slots, emptied), reused by the
+  /// next collectives' first joins: an engine allocates them once, not once per collective.
+  std::vector<PendingMap::node_type> spare;
+
+  /// The rendezvous of collective `seq`, started with `members` empty slots at its first join.
+  Rendezvous& rendezvous(std::uint64_t seq, std::size_t members);
+  /// Keeps a completed collective's node (extracted from `pending`) for a later one.
+  void recycle(PendingMap::node_type node);
+  /// Back to a new run's state, keeping the nodes of every pending rendezvous as spares.
+  void reset();
 };
 
 /// The pair a complete on `comm` finishes next: the first (in P2pKey order) whose two sides
@@ -187,6 +198,9 @@ struct Engine::State {
   Step scratch_step;
   /// The all-zero clock every thread and stream starts from (copies share its base).
   VectorClock root;
+  /// A collective completion's members and their clocks (Applier::complete), reused.
+  std::vector<const Joined*> completing;
+  std::vector<const VectorClock*> completing_clocks;
 
   State(const Scenario& s, EngineOptions o);
   /// Back to the state the constructor left, keeping what it allocated (Engine::reset).
