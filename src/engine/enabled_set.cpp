@@ -193,27 +193,13 @@ bool in_enabled(const Engine::State& st, const Action& action) {
   return at != en.end() && *at == action;
 }
 
-void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
-  Action* fresh = st.fresh.data();
-  if (!st.lane_bits_ok) {
-    replace_block(st, r, fresh, rank_actions(st, r, fresh));
-    return;
-  }
-  // Only the lanes the step could change are asked again; the others keep their bits.
-  const Engine::State::LaneBits old = st.lane_bits[r];
-  Engine::State::LaneBits bits = old;
-  const std::uint32_t count = lane_count(st, r);
-  if (count < 64) lanes &= (std::uint64_t{1} << count) - 1;
-  for (std::uint64_t rest = lanes; rest != 0; rest &= rest - 1) {
-    const auto lane = static_cast<std::uint32_t>(std::countr_zero(rest));
-    const std::uint64_t bit = std::uint64_t{1} << lane;
-    Action action;
-    const bool on = lane_action(st, r, lane, action);
-    bits.enabled = on ? bits.enabled | bit : bits.enabled & ~bit;
-    bits.join = on && action.kind == ActionKind::join ? bits.join | bit : bits.join & ~bit;
-  }
-  // Most steps leave the rank's actions as they were (a kernel ran, the next one is ready).
-  if (bits.enabled == old.enabled && bits.join == old.join) return;
+namespace {
+
+/// Rank r's bits and block of the enabled list, after a step that moved its bits from `old` to
+/// `bits`. Out of line: most steps leave a rank's bits as they were, and refresh_rank's loop then
+/// keeps what it needs in registers instead of saving them for this.
+[[gnu::noinline]] void rewrite_rank(Engine::State& st, RankId r, const Engine::State::LaneBits old,
+                                    const Engine::State::LaneBits bits) {
   st.lane_bits[r] = bits;
   const auto threads = static_cast<std::uint32_t>(st.ranks[r].threads.size());
   // Most of the rest turn one lane on or off, or turn a stream's execute into a join (or back):
@@ -224,11 +210,40 @@ void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
     patch_lane(st, r, flipped | rejoined, flipped, bits, threads);
     return;
   }
+  Action* const fresh = st.fresh.data();
   Action* next = fresh;
   for (std::uint64_t rest = bits.enabled; rest != 0; rest &= rest - 1) {
     *next++ = lane_bits_action(r, static_cast<std::uint32_t>(std::countr_zero(rest)), bits, threads);
   }
   replace_block(st, r, fresh, static_cast<std::size_t>(next - fresh));
+}
+
+}  // namespace
+
+void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
+  if (!st.lane_bits_ok) {
+    Action* fresh = st.fresh.data();
+    replace_block(st, r, fresh, rank_actions(st, r, fresh));
+    return;
+  }
+  // Only the lanes the step could change are asked again; the others keep their bits. A step's
+  // own lanes are the rank's; all_lanes is cut to them here.
+  if (lanes == all_lanes) {
+    const std::uint32_t count = lane_count(st, r);
+    if (count < 64) lanes = (std::uint64_t{1} << count) - 1;
+  }
+  const Engine::State::LaneBits old = st.lane_bits[r];
+  Engine::State::LaneBits bits = old;
+  for (std::uint64_t rest = lanes; rest != 0; rest &= rest - 1) {
+    const auto lane = static_cast<std::uint32_t>(std::countr_zero(rest));
+    const std::uint64_t bit = std::uint64_t{1} << lane;
+    Action action;
+    const bool on = lane_action(st, r, lane, action);
+    bits.enabled = on ? bits.enabled | bit : bits.enabled & ~bit;
+    bits.join = on && action.kind == ActionKind::join ? bits.join | bit : bits.join & ~bit;
+  }
+  // Most steps leave the rank's actions as they were (a kernel ran, the next one is ready).
+  if (bits.enabled != old.enabled || bits.join != old.join) rewrite_rank(st, r, old, bits);
 }
 
 void refresh_comm(Engine::State& st, CommId c) {

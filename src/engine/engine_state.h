@@ -26,6 +26,10 @@ struct RecordState {
 
 /// A device op waiting in (or at the head of) a stream.
 struct QueuedOp {
+  QueuedOp() = default;
+  /// A newly issued op, built in its slot: the issue sets the rest as the op's kind needs.
+  QueuedOp(const OpRef& issued, const Op* issued_op, const VectorClock& clock) : ref(issued), op(issued_op), issue_clock(clock) {}
+
   OpRef ref;
   const Op* op = nullptr;
   VectorClock issue_clock;                    ///< the issuing thread's clock at issue
@@ -36,8 +40,8 @@ struct QueuedOp {
   std::uint64_t order = 0;  ///< comm ops (collective or p2p): index among this rank's ops on op->comm
   bool done = false;        ///< p2p: its pair completed (a grouped op leaves its stream once the ops ahead did)
 
-  /// Frees what a popped op holds (Fifo::pop_front): its clock's shared base.
-  void release() { issue_clock.clear(); }
+  /// Frees what a popped op holds (Fifo::pop_front): its clock's shared base and delta, if any.
+  void release() { issue_clock.release_shared(); }
 };
 
 struct ThreadState {
@@ -210,7 +214,8 @@ struct Engine::State {
 /// Every lane of a rank, for refresh_rank.
 inline constexpr std::uint64_t all_lanes = ~std::uint64_t{0};
 /// Brings the enabled actions of one rank up to date after a step that can only have changed
-/// `lanes` of it (bits as in State::LaneBits; the others must be as they were) / rechecks one
+/// `lanes` of it (bits as in State::LaneBits, only of lanes the rank has, or all_lanes; the
+/// others must be as they were) / rechecks one
 /// communicator's rendezvous (enabled_set.cpp).
 void refresh_rank(Engine::State& st, RankId rank, std::uint64_t lanes = all_lanes);
 void refresh_comm(Engine::State& st, CommId comm);

@@ -50,7 +50,7 @@ class Fifo {
   /// own release() where it has one (a queued op frees its clock; the rest is plain data, and
   /// assigning a whole default op is most of a pop), else by assigning T{}. A pop that empties
   /// the list clears it, which destroys every slot anyway.
-  void pop_front() {
+  [[gnu::always_inline]] void pop_front() {  // inlined: a call's register saves were a third of a pop
     ++head_;
     if (empty()) {
       clear();
