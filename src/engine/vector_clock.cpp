@@ -144,7 +144,7 @@ void VectorClock::join_slow(const VectorClock& other) {
   }
   if (!base_ && !other.base_) {
     size_ = std::max(size_, other.size_);
-    raise_to(small_, other.small_);
+    raise_to(small_, other.small_, size_);
     return;
   }
   if (!other.base_) {  // a wider clock meets an inline one: join its large form
@@ -219,7 +219,7 @@ VectorClock VectorClock::join_all(const std::vector<const VectorClock*>& clocks)
   if (inline_only) {
     for (const VectorClock* c : clocks) {
       if (c->size_ == 0) continue;  // the empty clock adds nothing (as below)
-      raise_to(result.small_, c->small_);
+      raise_to(result.small_, c->small_, c->size_);  // the result is zero beyond c's size too
     }
     result.size_ = first->size_;
     return result;

@@ -83,7 +83,7 @@ class VectorClock {
   void join(const VectorClock& other) {
     if (!base_ && !other.base_ && size_ > 0 && other.size_ > 0) {  // both inline
       size_ = size_ < other.size_ ? other.size_ : size_;
-      raise_to(small_, other.small_);
+      raise_to(small_, other.small_, size_);
       return;
     }
     join_slow(other);
@@ -122,11 +122,12 @@ class VectorClock {
   void copy_shared(const VectorClock& other);
   VectorClock& assign_slow(const VectorClock& other);
   void join_slow(const VectorClock& other);
-  /// The inline join, in place: four blocks of four epochs, each a compare and a select in
-  /// vector registers (GCC's vector extension; plain SSE2 has no unsigned max, so the compare
-  /// is biased, which the compiler does for us). Written out instead of a loop: at -O2 the loop
-  /// stays a loop and copies the array in and out, a third of a join's cost.
-  static void raise_to(std::array<Epoch, inline_actors>& a, const std::array<Epoch, inline_actors>& b) {
+  /// The inline join, in place: blocks of four epochs, each a compare and a select in vector
+  /// registers (GCC's vector extension; plain SSE2 has no unsigned max, so the compare is biased,
+  /// which the compiler does for us). Written out instead of a loop: at -O2 the loop stays a loop
+  /// and copies the array in and out, a third of a join's cost. Only the blocks that hold one of
+  /// the first `size` epochs: both clocks are zero beyond their sizes, and `size` is the larger.
+  static void raise_to(std::array<Epoch, inline_actors>& a, const std::array<Epoch, inline_actors>& b, std::size_t size) {
     using Block = Epoch __attribute__((vector_size(4 * sizeof(Epoch))));
     static_assert(inline_actors == 16);
     auto block = [&](std::size_t i) {
@@ -137,8 +138,11 @@ class VectorClock {
       std::memcpy(&a[i], &m, sizeof m);
     };
     block(0);
+    if (size <= 4) return;
     block(4);
+    if (size <= 8) return;
     block(8);
+    if (size <= 12) return;
     block(12);
   }
   Epoch base_at(ActorId actor) const { return base_ && actor < base_->ticks.size() ? base_->ticks[actor] : 0; }
