@@ -100,10 +100,10 @@ struct Applier {
 
   void issue(const Action& a) {
     RankState& rank = st.ranks[a.rank];
-    ThreadState& thread = rank.threads[a.lane];
-    const auto& program = st.scenario.ranks[a.rank].threads[a.lane].program;
+    const LaneRef& lane = st.lane_refs[a.rank][a.lane];  // the thread and its program, found once
+    ThreadState& thread = *lane.thread;
     const OpRef ref{a.rank, a.lane, thread.pc};
-    const Op& op = program[thread.pc];
+    const Op& op = lane.program[thread.pc];
     ++thread.pc;
     thread.clock.tick(thread.actor);
     step.op = ref;

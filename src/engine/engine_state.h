@@ -135,10 +135,10 @@ std::size_t p2p_group_size(const Scenario& s, const OpRef& first);
 std::size_t queued_group_size(const Fifo<QueuedOp>& queue);
 
 /// One lane of a rank (threads first, then streams) as the enabled-set upkeep reads it, found
-/// once when the engine is built: a step's refresh then reads a row of this table instead of
-/// walking the scenario's and the rank's nested tables to the lane's program or queue.
+/// once when the engine is built: a step's refresh (and an issue) then reads a row of this table
+/// instead of walking the scenario's and the rank's nested tables to the lane's program or queue.
 struct LaneRef {
-  const ThreadState* thread = nullptr;   ///< a thread lane's state; null for a stream lane
+  ThreadState* thread = nullptr;         ///< a thread lane's state; null for a stream lane
   const Op* program = nullptr;           ///< a thread lane's program
   std::uint32_t program_size = 0;
   std::uint32_t stream = 0;              ///< a stream lane's stream id
