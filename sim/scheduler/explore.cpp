@@ -229,11 +229,15 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   std::optional<FailingRun> first_failure;
   std::uint64_t stopped = 0;
   std::atomic<std::uint64_t> runs_done{0};
-  // Small blocks for one worker, from one run up (an exploration of a few runs pays for no
-  // more), large ones for several (each block ends with every worker waiting for the slowest).
+  // Blocks grow as the exploration goes on. For one worker, from one run up to 32: an
+  // exploration of a few runs pays for no more. For several, from 256 runs up to 4096: a block
+  // starts its workers and ends with each waiting for the slowest, a fixed cost that blocks of
+  // a few milliseconds of fast runs would feel (results never depend on the block sizes: blocks
+  // merge in index order).
   std::uint64_t block_size = jobs == 1 ? 1 : std::max<std::uint64_t>(256, std::uint64_t{jobs} * 64);
+  const std::uint64_t max_block_size = jobs == 1 ? 32 : std::max<std::uint64_t>(4096, block_size);
   for (std::uint64_t begin = 0;; begin += block_size) {
-    if (jobs == 1 && begin > 0) block_size = std::min<std::uint64_t>(2 * block_size, 32);
+    if (begin > 0) block_size = std::min<std::uint64_t>(2 * block_size, max_block_size);
     Block block(begin, begin + block_size, !first_failure);
     auto work = [&](Strategy& strategy, Runner& runner) { block.work(strategy, runner, options, clock, runs_done); };
     if (jobs == 1) {

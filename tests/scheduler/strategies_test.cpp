@@ -195,7 +195,7 @@ TEST(Exhaustive, proves_the_fixed_design_clean_with_complete_coverage) {
 TEST(Explore, results_do_not_depend_on_the_number_of_jobs) {
   const Scenario s = testing::shared_comm_two_threads(3);
   for (bool stop : {true, false}) {
-    ExploreOptions one = sampled("random", 9, 600);
+    ExploreOptions one = sampled("random", 9, 2000);  // four jobs: blocks of 256, 512 and 1024 runs, and a cut one
     one.stop_at_first = stop;
     ExploreOptions four = one;
     four.jobs = 4;
