@@ -215,8 +215,7 @@ struct Engine::State {
 inline constexpr std::uint64_t all_lanes = ~std::uint64_t{0};
 /// Brings the enabled actions of one rank up to date after a step that can only have changed
 /// `lanes` of it (bits as in State::LaneBits, only of lanes the rank has, or all_lanes; the
-/// others must be as they were) / rechecks one
-/// communicator's rendezvous (enabled_set.cpp).
+/// others must be as they were) / rechecks one communicator's rendezvous (enabled_set.cpp).
 void refresh_rank(Engine::State& st, RankId rank, std::uint64_t lanes = all_lanes);
 void refresh_comm(Engine::State& st, CommId comm);
 /// Whether `action` is in the (valid) enabled list: a scan of a short list, a binary search in
