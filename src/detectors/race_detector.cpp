@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <span>
+
 #include "detectors/participant.h"
 #include "util/check.h"
 
@@ -17,7 +20,7 @@ bool contains(const Range& outer, const Range& inner) {
 
 }  // namespace
 
-RaceDetector::RaceDetector(const Scenario& scenario) : scenario_(scenario) {
+RaceDetector::RaceDetector(const Scenario& scenario, RaceAccesses accesses) : scenario_(scenario) {
   std::size_t buffers = 0;
   for (const Rank& rank : scenario.ranks) {
     first_buffer_.push_back(buffers);
@@ -25,21 +28,73 @@ RaceDetector::RaceDetector(const Scenario& scenario) : scenario_(scenario) {
   }
   first_buffer_.push_back(buffers);
   history_.resize(buffers);
-  const auto add = [&](RankId rank, const Range& range, bool write) {
+  // Every access of every op first, with its stream (its actor: device ops access memory on
+  // the stream they run on); then only those that may race are kept (may_race_with_another).
+  std::vector<OpAccess> all;
+  std::vector<StreamId> streams;
+  std::vector<std::uint32_t> all_begin;
+  const auto add = [&](RankId rank, StreamId stream, const Range& range, bool write) {
     const bool known = range.buffer < scenario.ranks[rank].buffers.size();
     const auto row = known ? static_cast<std::uint32_t>(first_buffer_[rank] + range.buffer) : kNoRow;
-    op_accesses_.push_back(OpAccess{range, row, write});
+    all.push_back(OpAccess{range, row, write});
+    streams.push_back(stream);
   };
   for_each_op(scenario, [&](std::uint32_t, const OpRef& ref, const Op& op) {
-    op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
+    all_begin.push_back(static_cast<std::uint32_t>(all.size()));
     for (const Range& r : op.reads) {
       bool also_written = false;
       for (const Range& w : op.writes) also_written |= contains(w, r);
-      if (!also_written) add(ref.rank, r, false);
+      if (!also_written) add(ref.rank, op.stream, r, false);
     }
-    for (const Range& w : op.writes) add(ref.rank, w, true);
+    for (const Range& w : op.writes) add(ref.rank, op.stream, w, true);
   });
+  all_begin.push_back(static_cast<std::uint32_t>(all.size()));
+  const std::vector<bool> kept = accesses == RaceAccesses::all ? std::vector<bool>(all.size(), true)
+                                                                : may_race_with_another(all, streams, buffers);
+  for (std::size_t n = 0; n + 1 < all_begin.size(); ++n) {
+    op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
+    for (std::uint32_t k = all_begin[n]; k < all_begin[n + 1]; ++k) {
+      if (kept[k]) op_accesses_.push_back(all[k]);
+    }
+    racing_ops_.push_back(op_access_begin_.back() != op_accesses_.size());
+  }
   op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
+}
+
+std::vector<bool> RaceDetector::may_race_with_another(const std::vector<OpAccess>& accesses,
+                                                      const std::vector<StreamId>& streams, std::size_t rows) {
+  std::vector<bool> may_race(accesses.size(), false);
+  // The accesses of each row, in one flat list (a counting sort by row).
+  std::vector<std::uint32_t> row_begin(rows + 2, 0);
+  for (const OpAccess& a : accesses) {
+    if (a.row == kNoRow) continue;
+    ++row_begin[a.row + 2];
+  }
+  for (std::size_t r = 2; r < row_begin.size(); ++r) row_begin[r] += row_begin[r - 1];
+  std::vector<std::uint32_t> by_row(row_begin.back());
+  for (std::uint32_t k = 0; k < accesses.size(); ++k) {
+    if (accesses[k].row == kNoRow) {
+      may_race[k] = true;  // on_access reports the bad buffer
+      continue;
+    }
+    by_row[row_begin[accesses[k].row + 1]++] = k;
+  }
+  // Pairs are compared up to this many accesses on a row; a longer row keeps all of them.
+  constexpr std::size_t pairwise_up_to = 512;
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::span<const std::uint32_t> row(by_row.data() + row_begin[r], row_begin[r + 1] - row_begin[r]);
+    const bool one_stream =
+        std::all_of(row.begin(), row.end(), [&](std::uint32_t k) { return streams[k] == streams[row.front()]; });
+    if (one_stream) continue;  // one actor: every pair is ordered
+    for (std::uint32_t k : row) {
+      may_race[k] = row.size() > pairwise_up_to || std::any_of(row.begin(), row.end(), [&](std::uint32_t other) {
+                      const OpAccess& a = accesses[k];
+                      const OpAccess& b = accesses[other];
+                      return streams[k] != streams[other] && (a.write != 0 || b.write != 0) && a.range.overlaps(b.range);
+                    });
+    }
+  }
+  return may_race;
 }
 
 void RaceDetector::reset() {
@@ -90,6 +145,7 @@ void RaceDetector::reset() {
 void RaceDetector::on_access(const AccessEvent& event) {
   const std::uint32_t n = event.site.number;
   AMAX_CHECK(n + std::size_t{1} < op_access_begin_.size(), "an access by an op the scenario does not have");
+  if (op_access_begin_[n] == op_access_begin_[n + 1]) return;  // none of its accesses can race
   const auto site = static_cast<std::uint32_t>(sites_.size());
   sites_.push_back(event.site);
   for (std::uint32_t k = op_access_begin_[n]; k < op_access_begin_[n + 1]; ++k) {

@@ -11,11 +11,17 @@
 
 namespace amaxcheck {
 
+/// Which accesses enter the race detector's histories.
+enum class RaceAccesses : std::uint8_t {
+  may_race,  ///< only those some other access of the scenario may race with (the default)
+  all,       ///< every one: the reference the property suite compares the default with
+};
+
 class RaceDetector final : public Detector {
  public:
-  explicit RaceDetector(const Scenario& scenario);
+  explicit RaceDetector(const Scenario& scenario, RaceAccesses accesses = RaceAccesses::may_race);
   const char* name() const override { return "race"; }
-  Events events() const override { return {false, true, false}; }
+  Events events() const override { return {.issue = false, .access = true, .complete = false, .access_ops = &racing_ops_}; }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   void on_access(const AccessEvent& event) override;
   void reset() override;
@@ -56,10 +62,22 @@ class RaceDetector final : public Detector {
   /// Per rank: its first buffer's row in history_; one past the last rank's last row at the end.
   std::vector<std::size_t> first_buffer_;
   std::vector<History> history_;                ///< per (rank, buffer), flattened: a lookup per access
-  /// Per op (OpSite::number), built once per scenario: op n's accesses, reads first, are
-  /// op_accesses_[op_access_begin_[n] .. op_access_begin_[n + 1]).
+  /// The accesses (indices into `accesses`, `streams` giving each one's stream) that some other
+  /// access of the scenario may race with: on the same row, by another stream, overlapping, one
+  /// of the two a write. The others are left out of every history, which changes no report: an
+  /// access with no such partner is never reported, and the accesses it would have dropped (a
+  /// covering write drops those ordered before it, a read its own stream's reads) can then only
+  /// meet accesses by its own stream, which it orders after them. On a row of one stream that
+  /// is every access; rows longer than a bound keep all of theirs.
+  static std::vector<bool> may_race_with_another(const std::vector<OpAccess>& accesses,
+                                                 const std::vector<StreamId>& streams, std::size_t rows);
+
+  /// Per op (OpSite::number), built once per scenario: op n's accesses that may race
+  /// (may_race_with_another), reads first, are op_accesses_[op_access_begin_[n] ..
+  /// op_access_begin_[n + 1]); an op with none is not recorded at all.
   std::vector<std::uint32_t> op_access_begin_;
   std::vector<OpAccess> op_accesses_;
+  std::vector<bool> racing_ops_;  ///< per op: it has such an access (Events::access_ops)
   std::vector<OpSite> sites_;                   ///< this run's accessing ops, one per access event
   std::set<std::pair<std::pair<RankId, std::uint64_t>, std::pair<RankId, std::uint64_t>>> reported_;
   std::vector<Hazard> hazards_;

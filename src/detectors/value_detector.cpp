@@ -54,6 +54,7 @@ ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
         if (watched_[k].range.overlaps(w) && !listed) watch_list_.push_back(k);
       }
     }
+    writing_ops_.push_back(watch_list_.size() != begin);
   });
   watch_begin_.push_back(static_cast<std::uint32_t>(watch_list_.size()));
 }

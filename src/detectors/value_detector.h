@@ -23,7 +23,9 @@ class ValueDetector final : public Detector {
   explicit ValueDetector(const Scenario& scenario);
   const char* name() const override { return "values"; }
   /// Accesses only when some op writes a checked range (a scenario without checks needs none).
-  Events events() const override { return {false, !watch_list_.empty(), false}; }
+  Events events() const override {
+    return {.issue = false, .access = !watch_list_.empty(), .complete = false, .access_ops = &writing_ops_};
+  }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   /// Remembers the last op that wrote each checked range.
   void on_access(const AccessEvent& event) override;
@@ -46,6 +48,7 @@ class ValueDetector final : public Detector {
   // (on_access runs on every access): the replicas op n writes some of are
   // watch_list_[watch_begin_[n] .. watch_begin_[n + 1]).
   std::vector<std::uint32_t> watch_begin_, watch_list_;
+  std::vector<bool> writing_ops_;  ///< per op: it writes some replica (Events::access_ops)
   std::vector<Hazard> hazards_;
   std::vector<std::span<const float>> final_values_;  ///< on_finish's scratch: one check's replicas
 };

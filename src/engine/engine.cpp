@@ -35,6 +35,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   for (auto* list : {&observers, &issue_observers, &comm_issue_observers, &access_observers, &complete_observers}) {
     list->reserve(8);
   }
+  access_ops.reserve(8);
   ranks.resize(s.ranks.size());
   root = VectorClock(actor_count);  // every clock starts as a copy, sharing its base
   std::uint32_t scenario_ops = 0;   // the ops of the ranks before r
@@ -60,6 +61,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       ops += static_cast<std::uint32_t>(rank.threads[t].program.size());
     }
     scenario_ops += ops;
+    op_count = scenario_ops;
     const std::span<std::uint64_t> by_stream = stream_syncers.add_row(rank.streams.size(), 0);
     const std::span<std::uint64_t> by_event = event_syncers.add_row(rank.events.size(), 0);
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
@@ -120,6 +122,7 @@ void Engine::State::reset(EngineOptions o) {
   issue_observers.clear();
   comm_issue_observers.clear();
   access_observers.clear();
+  access_ops.clear();
   complete_observers.clear();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = scenario.ranks[r];
@@ -202,7 +205,12 @@ void Engine::add_observer(Observer* observer) {
   const Observer::Events events = observer->events();
   if (events.issue) st.comm_issue_observers.push_back(observer);
   if (events.issue && !events.comm_issues_only) st.issue_observers.push_back(observer);
-  if (events.access) st.access_observers.push_back(observer);
+  if (events.access) {
+    AMAX_CHECK(!events.access_ops || events.access_ops->size() == st.op_count,
+               "an observer's table of watched ops does not match the scenario's ops");
+    st.access_observers.push_back(observer);
+    st.access_ops.push_back(events.access_ops);
+  }
   if (events.complete) st.complete_observers.push_back(observer);
 }
 std::size_t Engine::steps() const { return state_->step; }

@@ -86,6 +86,11 @@ class Observer {
     /// With `issue`: only the issues of communicator ops (is_comm_op), which are a few of a
     /// step's issues; the others are kernels and event ops.
     bool comm_issues_only = false;
+    /// With `access`: only the accesses of the ops set here (by OpSite::number, one entry per
+    /// op of the scenario), a table the observer owns and keeps while it is added; null: every
+    /// op's. An access no observer watches builds no event, and most accesses of a step are
+    /// kernels' on buffers no detector has anything to say about.
+    const std::vector<bool>* access_ops = nullptr;
   };
 
   virtual ~Observer() = default;
