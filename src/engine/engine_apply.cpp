@@ -20,8 +20,24 @@ struct Applier {
   /// may wait on a record it completed. refresh_rank re-asks only these; a completion refreshes
   /// its members whole.
   std::uint64_t lanes = 0;
+  /// Set when the step left every lane of the acting rank as it was (lanes_kept): its refresh
+  /// is skipped. The engine model property test compares the enabled list with a plain model
+  /// after every step, so a case wrongly taken here fails it.
+  bool kept = false;
 
   static std::uint64_t lane_bit(std::size_t lane) { return lane < 64 ? std::uint64_t{1} << lane : 0; }
+  /// Whether a step whose only changed lane is `lane` (lanes holds that bit alone) left it with
+  /// the action it had. Most steps do, and a refresh that finds so costs a call and a re-ask of
+  /// the lane (issue 19):
+  /// - a thread that issued a device op is still enabled when its next op is a device op too
+  ///   (only a host op can wait);
+  /// - a stream that ran a kernel, a copy or a record still executes when its new head is an op
+  ///   of the same sort (a wait waits on its record, a comm op joins).
+  /// Only where lane bits are kept (lane_bits_ok): beyond 64 lanes `lanes` cannot name them all.
+  bool only_lane(std::uint64_t lane) const { return st.lane_bits_ok && lanes == lane && lane != 0; }
+  static bool runs_when_at_head(OpKind kind) {
+    return !is_comm_op(kind) && kind != OpKind::stream_wait_event && kind != OpKind::work_wait;
+  }
   std::uint64_t stream_lane(RankId r, StreamId k) const { return lane_bit(st.ranks[r].threads.size() + k); }
   /// Every thread lane, or every stream lane, of rank r.
   std::uint64_t thread_lanes(RankId r) const { return lane_bit(st.ranks[r].threads.size()) - 1; }
@@ -168,6 +184,9 @@ struct Applier {
         step.seq = seq;
       }
     }
+    if (!is_host_op(op.kind) && only_lane(lane_bit(a.lane))) {
+      kept = thread.pc < lane.program_size && !is_host_op(lane.program[thread.pc].kind);
+    }
     // Most issues (kernels, copies, records) have no observer: no event is built for them.
     const std::vector<Observer*>& observers = is_comm_op(op.kind) ? st.comm_issue_observers : st.issue_observers;
     if (observers.empty()) return;
@@ -240,7 +259,11 @@ struct Applier {
         notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
     }
     stream.queue.pop_front();
-    if (stream.queue.empty()) lanes |= st.stream_syncers[a.rank][a.lane];  // drained: syncs may return
+    if (stream.queue.empty()) {
+      lanes |= st.stream_syncers[a.rank][a.lane];  // drained: syncs may return
+    } else if (only_lane(stream_lane(a.rank, a.lane))) {
+      kept = runs_when_at_head(stream.queue.front().op->kind);
+    }
   }
 
   void join(const Action& a) {
@@ -511,7 +534,7 @@ const Step& Engine::step_enabled(std::size_t index) {
     st.refreshed_members = &st.scenario.comms[action.lane].members;
     st.refreshed_comm = action.lane;
   } else {
-    refresh_rank(st, action.rank, applier.lanes);
+    if (!applier.kept) refresh_rank(st, action.rank, applier.lanes);
     st.refreshed_rank = action.rank;
     if (action.kind == ActionKind::join) {
       refresh_comm(st, step.comm);
