@@ -196,10 +196,10 @@ bool in_enabled(const Engine::State& st, const Action& action) {
 namespace {
 
 /// Rank r's bits and block of the enabled list, after a step that moved its bits from `old` to
-/// `bits`. Out of line: most steps leave a rank's bits as they were, and refresh_rank's loop then
-/// keeps what it needs in registers instead of saving them for this.
-[[gnu::noinline]] void rewrite_rank(Engine::State& st, RankId r, const Engine::State::LaneBits old,
-                                    const Engine::State::LaneBits bits) {
+/// `bits`. Inlined into refresh_rank: the steps that leave their lane as it was no longer call
+/// it (Applier::kept in engine_apply.cpp), and of those that do, most move a bit.
+[[gnu::always_inline]] inline void rewrite_rank(Engine::State& st, RankId r, const Engine::State::LaneBits old,
+                                                const Engine::State::LaneBits bits) {
   st.lane_bits[r] = bits;
   const auto threads = static_cast<std::uint32_t>(st.ranks[r].threads.size());
   // Most of the rest turn one lane on or off, or turn a stream's execute into a join (or back):
