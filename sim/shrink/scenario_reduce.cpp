@@ -153,12 +153,4 @@ Reduced keep_checks(const Reduced& from, const std::vector<std::size_t>& kept) {
   return out;
 }
 
-std::size_t op_count(const Scenario& scenario) {
-  std::size_t n = 0;
-  for (const Rank& rank : scenario.ranks) {
-    for (const Thread& thread : rank.threads) n += thread.program.size();
-  }
-  return n;
-}
-
 }  // namespace amaxcheck::sched

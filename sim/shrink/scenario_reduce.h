@@ -60,6 +60,4 @@ Reduced drop_origin_group(const Reduced& from, const std::string& group);
 /// Only the `kept` replica checks (indices into from.scenario.checks, in order).
 Reduced keep_checks(const Reduced& from, const std::vector<std::size_t>& kept);
 
-std::size_t op_count(const Scenario& scenario);
-
 }  // namespace amaxcheck::sched

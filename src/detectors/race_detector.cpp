@@ -49,6 +49,7 @@ RaceDetector::RaceDetector(const Scenario& scenario, RaceAccesses accesses) : sc
     for (const Range& w : op.writes) add(ref.rank, op.stream, w, true);
   });
   all_begin.push_back(static_cast<std::uint32_t>(all.size()));
+  racing_ops_ = OpSet(all_begin.size() - 1);
   const std::vector<bool> kept = accesses == RaceAccesses::all ? std::vector<bool>(all.size(), true)
                                                                 : may_race_with_another(all, streams, buffers);
   for (std::size_t n = 0; n + 1 < all_begin.size(); ++n) {
@@ -56,7 +57,7 @@ RaceDetector::RaceDetector(const Scenario& scenario, RaceAccesses accesses) : sc
     for (std::uint32_t k = all_begin[n]; k < all_begin[n + 1]; ++k) {
       if (kept[k]) op_accesses_.push_back(all[k]);
     }
-    racing_ops_.push_back(op_access_begin_.back() != op_accesses_.size());
+    if (op_access_begin_.back() != op_accesses_.size()) racing_ops_.insert(static_cast<std::uint32_t>(n));
   }
   op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
 }

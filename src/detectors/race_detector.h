@@ -77,7 +77,7 @@ class RaceDetector final : public Detector {
   /// op_access_begin_[n + 1]); an op with none is not recorded at all.
   std::vector<std::uint32_t> op_access_begin_;
   std::vector<OpAccess> op_accesses_;
-  std::vector<bool> racing_ops_;  ///< per op: it has such an access (Events::access_ops)
+  OpSet racing_ops_;  ///< per op: it has such an access (Events::access_ops)
   std::vector<OpSite> sites_;                   ///< this run's accessing ops, one per access event
   std::set<std::pair<std::pair<RankId, std::uint64_t>, std::pair<RankId, std::uint64_t>>> reported_;
   std::vector<Hazard> hazards_;

@@ -42,7 +42,8 @@ ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
   for (std::uint32_t b = 0; b < buffers; ++b) by_buffer_begin[b + 1] += by_buffer_begin[b];
   std::vector<std::uint32_t> filled(by_buffer_begin.begin(), by_buffer_begin.end() - 1);
   for (std::uint32_t k = 0; k < watched_.size(); ++k) by_buffer[filled[first_buffer[watched_[k].rank] + watched_[k].range.buffer]++] = k;
-  for_each_op(scenario, [&](std::uint32_t, const OpRef& ref, const Op& op) {
+  writing_ops_ = OpSet(op_count(scenario));
+  for_each_op(scenario, [&](std::uint32_t number, const OpRef& ref, const Op& op) {
     const auto begin = static_cast<std::uint32_t>(watch_list_.size());
     watch_begin_.push_back(begin);
     for (const Range& w : op.writes) {
@@ -54,7 +55,7 @@ ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
         if (watched_[k].range.overlaps(w) && !listed) watch_list_.push_back(k);
       }
     }
-    writing_ops_.push_back(watch_list_.size() != begin);
+    if (watch_list_.size() != begin) writing_ops_.insert(number);
   });
   watch_begin_.push_back(static_cast<std::uint32_t>(watch_list_.size()));
 }

@@ -48,7 +48,7 @@ class ValueDetector final : public Detector {
   // (on_access runs on every access): the replicas op n writes some of are
   // watch_list_[watch_begin_[n] .. watch_begin_[n + 1]).
   std::vector<std::uint32_t> watch_begin_, watch_list_;
-  std::vector<bool> writing_ops_;  ///< per op: it writes some replica (Events::access_ops)
+  OpSet writing_ops_;  ///< per op: it writes some replica (Events::access_ops)
   std::vector<Hazard> hazards_;
   std::vector<std::span<const float>> final_values_;  ///< on_finish's scratch: one check's replicas
 };

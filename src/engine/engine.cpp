@@ -61,7 +61,6 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       ops += static_cast<std::uint32_t>(rank.threads[t].program.size());
     }
     scenario_ops += ops;
-    op_count = scenario_ops;
     const std::span<std::uint64_t> by_stream = stream_syncers.add_row(rank.streams.size(), 0);
     const std::span<std::uint64_t> by_event = event_syncers.add_row(rank.events.size(), 0);
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
@@ -114,6 +113,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   comms.resize(s.comms.size());
   comm_lanes.reserve(s.comms.size());
   for (const Communicator& c : s.comms) comm_lanes.push_back("comm " + c.name);
+  watched_accesses = OpSet(scenario_ops);
 }
 
 void Engine::State::reset(EngineOptions o) {
@@ -123,6 +123,7 @@ void Engine::State::reset(EngineOptions o) {
   comm_issue_observers.clear();
   access_observers.clear();
   access_ops.clear();
+  watched_accesses.fill(false);
   complete_observers.clear();
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     const Rank& rank = scenario.ranks[r];
@@ -206,10 +207,15 @@ void Engine::add_observer(Observer* observer) {
   if (events.issue) st.comm_issue_observers.push_back(observer);
   if (events.issue && !events.comm_issues_only) st.issue_observers.push_back(observer);
   if (events.access) {
-    AMAX_CHECK(!events.access_ops || events.access_ops->size() == st.op_count,
-               "an observer's table of watched ops does not match the scenario's ops");
+    AMAX_CHECK(!events.access_ops || events.access_ops->size() == st.watched_accesses.size(),
+               "an observer's set of watched ops does not match the scenario's ops");
     st.access_observers.push_back(observer);
     st.access_ops.push_back(events.access_ops);
+    if (events.access_ops) {
+      st.watched_accesses.insert_all(*events.access_ops);
+    } else {
+      st.watched_accesses.fill(true);
+    }
   }
   if (events.complete) st.complete_observers.push_back(observer);
 }

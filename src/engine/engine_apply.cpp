@@ -108,22 +108,15 @@ struct Applier {
   OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const {
     return OpSite{ref, st.op_number[ref.rank][ref.thread] + ref.index, op, lane, st.step};
   }
-  /// Whether access observer `i` watches op `number`'s accesses (Observer::Events::access_ops).
-  bool watches_access(std::size_t i, std::uint32_t number) const {
-    const std::vector<bool>* ops = st.access_ops[i];
-    return ops == nullptr || (*ops)[number];
-  }
-  /// The access event of an op, to the observers that watch it: built only when one does.
+  /// The access event of an op, to the observers that watch it (Observer::Events::access_ops):
+  /// built only when one does.
   void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
     const std::uint32_t number = st.op_number[ref.rank][ref.thread] + ref.index;
-    const std::size_t observers = st.access_observers.size();
-    std::size_t i = 0;
-    while (i < observers && !watches_access(i, number)) ++i;
-    if (i == observers) return;
-    AccessEvent event{OpSite{ref, number, &op, lane_of(a), st.step}, r, actor, clock[actor], &clock, &op.reads, &op.writes};
-    for (; i < observers; ++i) {
-      if (watches_access(i, number)) st.access_observers[i]->on_access(event);
+    if (!st.watched_accesses.contains(number)) return;
+    const AccessEvent event{OpSite{ref, number, &op, lane_of(a), st.step}, r, actor, clock[actor], &clock, &op.reads, &op.writes};
+    for (std::size_t i = 0; i < st.access_observers.size(); ++i) {
+      if (st.access_ops[i] == nullptr || st.access_ops[i]->contains(number)) st.access_observers[i]->on_access(event);
     }
   }
 

@@ -154,9 +154,9 @@ struct Engine::State {
   /// without Events::comm_issues_only).
   std::vector<Observer*> issue_observers, comm_issue_observers, access_observers, complete_observers;
   /// Per access observer: the ops whose accesses it watches (Observer::Events::access_ops); null
-  /// for every op.
-  std::vector<const std::vector<bool>*> access_ops;
-  std::size_t op_count = 0;  ///< ops in the scenario (OpSite::number is below it)
+  /// for every op. `watched_accesses` joins them: an access of an op outside it builds no event.
+  std::vector<const OpSet*> access_ops;
+  OpSet watched_accesses;
   std::vector<RankState> ranks;
   /// Every event record of the run, one per event_record op issued. Reserved at construction for
   /// every such op of the scenario (each is issued at most once a run), so the pointers queued

@@ -1,6 +1,7 @@
 #pragma once
 /// What the engine tells detectors. Detectors observe these events and never steer the run.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -31,6 +32,29 @@ void for_each_op(const Scenario& scenario, F&& f) {
     }
   }
 }
+
+/// A set of a scenario's ops, by OpSite::number: a bit each, in 64-bit words, so that sets are
+/// joined a word at a time (Engine::add_observer joins the access observers' sets every run).
+class OpSet {
+ public:
+  OpSet() = default;
+  explicit OpSet(std::size_t ops) : words_((ops + 63) / 64, 0), size_(ops) {}
+  std::size_t size() const { return size_; }
+  bool contains(std::uint32_t op) const { return (words_[op >> 6] >> (op & 63) & 1) != 0; }
+  void insert(std::uint32_t op) { words_[op >> 6] |= std::uint64_t{1} << (op & 63); }
+  /// Every op of `other` (of the same size) is in this set too.
+  void insert_all(const OpSet& other) {
+    for (std::size_t w = 0; w < words_.size(); ++w) words_[w] |= other.words_[w];
+  }
+  /// Every op (of `size()`), or none.
+  void fill(bool every) {
+    std::fill(words_.begin(), words_.end(), every ? ~std::uint64_t{0} : 0);
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;  ///< bits beyond size() may be set (fill): never asked
+  std::size_t size_ = 0;
+};
 
 /// Where an op lives and what it is, for naming hazard participants.
 struct OpSite {
@@ -90,7 +114,7 @@ class Observer {
     /// op of the scenario), a table the observer owns and keeps while it is added; null: every
     /// op's. An access no observer watches builds no event, and most accesses of a step are
     /// kernels' on buffers no detector has anything to say about.
-    const std::vector<bool>* access_ops = nullptr;
+    const OpSet* access_ops = nullptr;
   };
 
   virtual ~Observer() = default;

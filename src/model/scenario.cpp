@@ -31,4 +31,12 @@ int member_index(const Communicator& comm, RankId rank) {
   return -1;
 }
 
+std::size_t op_count(const Scenario& scenario) {
+  std::size_t n = 0;
+  for (const Rank& rank : scenario.ranks) {
+    for (const Thread& thread : rank.threads) n += thread.program.size();
+  }
+  return n;
+}
+
 }  // namespace amaxcheck

@@ -185,6 +185,8 @@ struct Scenario {
 
 /// Index of `rank` within `comm`, or -1 when it is not a member.
 int member_index(const Communicator& comm, RankId rank);
+/// Every op of every thread of every rank: the size of a per-op table, and a shrink's measure.
+std::size_t op_count(const Scenario& scenario);
 
 /// Identifies one op of a scenario: (rank, thread, index in that thread's program).
 struct OpRef {
