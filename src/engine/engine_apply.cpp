@@ -109,11 +109,16 @@ struct Applier {
     return OpSite{ref, st.op_number[ref.rank][ref.thread] + ref.index, op, lane, st.step};
   }
   /// The access event of an op, to the observers that watch it (Observer::Events::access_ops):
-  /// built only when one does.
-  void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a, const Op& op) {
+  /// built only when one does. The test is inlined where an op accesses memory, the event out of
+  /// line: a call's register saves were most of what an unwatched access cost.
+  [[gnu::always_inline]] void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref,
+                                            const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
     const std::uint32_t number = st.op_number[ref.rank][ref.thread] + ref.index;
-    if (!st.watched_accesses.contains(number)) return;
+    if (st.watched_accesses.contains(number)) deliver_access(r, actor, clock, ref, a, op, number);
+  }
+  [[gnu::noinline]] void deliver_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a,
+                                        const Op& op, std::uint32_t number) {
     const AccessEvent event{OpSite{ref, number, &op, lane_of(a), st.step}, r, actor, clock[actor], &clock, &op.reads, &op.writes};
     for (std::size_t i = 0; i < st.access_observers.size(); ++i) {
       if (st.access_ops[i] == nullptr || st.access_ops[i]->contains(number)) st.access_observers[i]->on_access(event);
