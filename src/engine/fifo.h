@@ -22,13 +22,40 @@ class Fifo {
   using iterator = typename std::vector<T>::iterator;
   using const_iterator = typename std::vector<T>::const_iterator;
 
-  bool empty() const { return head_ == items_.size(); }
+  // The front is kept as a pointer too (front_): a stream queue's front and emptiness are asked
+  // several times a step, and from the index each is a multiply by the element's size.
+  Fifo() = default;
+  /// Copies and moves point the front into their own array.
+  Fifo(const Fifo& other) : items_(other.items_), head_(other.head_), front_(items_.data() + head_) {}
+  Fifo(Fifo&& other) noexcept : items_(std::move(other.items_)), head_(other.head_), front_(items_.data() + head_) {
+    other.clear();
+  }
+  Fifo& operator=(const Fifo& other) {
+    if (this != &other) {
+      items_ = other.items_;
+      head_ = other.head_;
+      front_ = items_.data() + head_;
+    }
+    return *this;
+  }
+  Fifo& operator=(Fifo&& other) noexcept {
+    if (this != &other) {
+      items_ = std::move(other.items_);
+      head_ = other.head_;
+      front_ = items_.data() + head_;
+      other.clear();
+    }
+    return *this;
+  }
+  ~Fifo() = default;
+
+  bool empty() const { return front_ == items_.data() + items_.size(); }
   std::size_t size() const { return items_.size() - head_; }
 
-  T& front() { return items_[head_]; }
-  const T& front() const { return items_[head_]; }
-  T& operator[](std::size_t i) { return items_[head_ + i]; }
-  const T& operator[](std::size_t i) const { return items_[head_ + i]; }
+  T& front() { return *front_; }
+  const T& front() const { return *front_; }
+  T& operator[](std::size_t i) { return front_[i]; }
+  const T& operator[](std::size_t i) const { return front_[i]; }
 
   iterator begin() { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
   iterator end() { return items_.end(); }
@@ -38,12 +65,15 @@ class Fifo {
   void push_back(T item) {
     if (empty()) clear();  // start again at the array's beginning
     items_.push_back(std::move(item));
+    front_ = items_.data() + head_;  // the push may have moved the array
   }
   /// Returns the new back, to fill in place.
   template <typename... Args>
   T& emplace_back(Args&&... args) {
     if (empty()) clear();
-    return items_.emplace_back(std::forward<Args>(args)...);
+    T& back = items_.emplace_back(std::forward<Args>(args)...);
+    front_ = items_.data() + head_;
+    return back;
   }
 
   /// Drops the front. Its slot is released so what it held does not linger: by the element's
@@ -52,11 +82,11 @@ class Fifo {
   /// the list clears it, which destroys every slot anyway.
   [[gnu::always_inline]] void pop_front() {  // inlined: a call's register saves were a third of a pop
     ++head_;
+    T& popped = *front_++;
     if (empty()) {
       clear();
       return;
     }
-    T& popped = items_[head_ - 1];
     if constexpr (requires { popped.release(); }) {
       popped.release();
     } else {
@@ -65,23 +95,27 @@ class Fifo {
     if (head_ >= 32 && head_ > size()) compact();
   }
 
-  /// Removes one element anywhere (rare: a launch order whose middle completed first).
+  /// Removes one element anywhere (rare: a launch order whose middle completed first). The
+  /// elements after it move down a place, so the front stays where it is.
   void erase(const_iterator at) { items_.erase(at); }
 
   /// Empties the list, keeping its memory.
   void clear() {
     items_.clear();
     head_ = 0;
+    front_ = items_.data();
   }
 
  private:
   void compact() {
     items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
     head_ = 0;
+    front_ = items_.data();
   }
 
   std::vector<T> items_;
   std::size_t head_ = 0;  ///< index of the front in items_
+  T* front_ = nullptr;    ///< items_.data() + head_
 };
 
 }  // namespace amaxcheck

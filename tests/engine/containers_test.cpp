@@ -80,6 +80,35 @@ TEST(Fifo, clear_empties_and_the_list_refills_from_the_start) {
   EXPECT_EQ(contents(fifo), (std::vector<int>{3}));
 }
 
+// The front is a pointer into the list's own array: a copy, a move and an assignment must each
+// pop from their own, whatever the source did after.
+TEST(Fifo, copies_and_moves_pop_their_own_elements) {
+  Fifo<int> fifo;
+  for (int i = 0; i < 5; ++i) fifo.push_back(i);
+  fifo.pop_front();
+  Fifo<int> copy(fifo);
+  fifo.pop_front();
+  fifo.push_back(9);
+  EXPECT_EQ(contents(copy), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(copy.front(), 1);
+  Fifo<int> moved(std::move(copy));
+  EXPECT_EQ(contents(moved), (std::vector<int>{1, 2, 3, 4}));
+  moved.pop_front();
+  EXPECT_EQ(moved.front(), 2);
+  Fifo<int> assigned;
+  assigned.push_back(7);
+  assigned = fifo;
+  fifo.pop_front();
+  EXPECT_EQ(assigned.front(), 2);
+  EXPECT_EQ(contents(assigned), (std::vector<int>{2, 3, 4, 9}));
+  assigned = std::move(moved);
+  EXPECT_EQ(contents(assigned), (std::vector<int>{2, 3, 4}));
+  for (int i = 10; i < 100; ++i) assigned.push_back(i);  // grows: the array moves
+  EXPECT_EQ(assigned.front(), 2);
+  EXPECT_EQ(assigned[1], 3);
+  EXPECT_EQ(assigned.size(), 93u);
+}
+
 TEST(PerRank, rows_keep_their_own_lengths_and_values) {
   PerRank<std::string> names;
   names.reserve(3, 4);
