@@ -20,9 +20,10 @@ struct Applier {
   /// may wait on a record it completed. refresh_rank re-asks only these; a completion refreshes
   /// its members whole.
   std::uint64_t lanes = 0;
-  /// Set when the step left every lane of the acting rank as it was (lanes_kept): its refresh
-  /// is skipped. The engine model property test compares the enabled list with a plain model
-  /// after every step, so a case wrongly taken here fails it.
+  /// Set when the step left every lane of the acting rank as it was (only_lane, below): its
+  /// refresh is skipped. The engine model property test compares the enabled list with a plain
+  /// model after every step, so a case wrongly taken here fails it, and
+  /// tests/engine/kept_lanes_test.cpp pins the cases next to these.
   bool kept = false;
 
   static std::uint64_t lane_bit(std::size_t lane) { return lane < 64 ? std::uint64_t{1} << lane : 0; }
