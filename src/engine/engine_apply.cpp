@@ -106,8 +106,11 @@ struct Applier {
     }
     return st.comm_lanes[a.lane];
   }
-  OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const {
-    return OpSite{ref, st.op_number[ref.rank][ref.thread] + ref.index, op, lane, st.step};
+  /// An op's dense number (OpSite::number).
+  std::uint32_t number_of(const OpRef& ref) const { return st.op_number[ref.rank][ref.thread] + ref.index; }
+  OpSite site(const OpRef& ref, const Op* op, const std::string& lane) const { return site(ref, number_of(ref), op, lane); }
+  OpSite site(const OpRef& ref, std::uint32_t number, const Op* op, const std::string& lane) const {
+    return OpSite{ref, number, op, lane, st.step};
   }
   /// The access event of an op, to the observers that watch it (Observer::Events::access_ops):
   /// built only when one does. The test is inlined where an op accesses memory, the event out of
@@ -115,12 +118,12 @@ struct Applier {
   [[gnu::always_inline]] void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref,
                                             const Action& a, const Op& op) {
     if (op.reads.empty() && op.writes.empty()) return;
-    const std::uint32_t number = st.op_number[ref.rank][ref.thread] + ref.index;
+    const std::uint32_t number = number_of(ref);
     if (st.watched_accesses.contains(number)) deliver_access(r, actor, clock, ref, a, op, number);
   }
   [[gnu::noinline]] void deliver_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a,
                                         const Op& op, std::uint32_t number) {
-    const AccessEvent event{OpSite{ref, number, &op, lane_of(a), st.step}, r, actor, clock[actor], &clock, &op.reads, &op.writes};
+    const AccessEvent event{site(ref, number, &op, lane_of(a)), r, actor, clock[actor], &clock, &op.reads, &op.writes};
     for (std::size_t i = 0; i < st.access_observers.size(); ++i) {
       if (st.access_ops[i] == nullptr || st.access_ops[i]->contains(number)) st.access_observers[i]->on_access(event);
     }
