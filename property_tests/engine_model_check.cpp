@@ -135,7 +135,14 @@ struct ApplyAction final : ModelCommand {
   void run(const StreamModel& model, EngineUnderTest& sut) const override {
     require_agreement(model, sut, "before " + action_text(action));
     sut.applied.push_back(action);
-    sut.engine.apply(action);
+    if (StepDetail asked = sut.options.step_detail; asked.any()) {
+      sut.engine.apply(action);
+    } else {
+      // Options that ask nothing of a Step: the step a run's loop takes (step_enabled), in its
+      // lean form when no mutant is planted.
+      const std::vector<Action>& enabled = sut.engine.enabled();
+      sut.engine.step_enabled(static_cast<std::size_t>(std::find(enabled.begin(), enabled.end(), action) - enabled.begin()));
+    }
     StreamModel after = model;
     after.apply(action);
     require_agreement(after, sut, "after " + action_text(action));

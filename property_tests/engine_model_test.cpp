@@ -12,6 +12,12 @@ RC_GTEST_PROP(EngineModel, the_engine_and_a_sequential_stream_model_agree_on_ena
   check_engine_against_model();
 }
 
+// The same, the engine asked for no Step at all, as random and PCT runs ask: its steps take the
+// lean form, which records nothing and tests no option (engine_apply.cpp).
+RC_GTEST_PROP(EngineModel, the_lean_engine_and_the_model_agree_too, ()) {
+  check_engine_against_model(EngineOptions{Mutant::none, 16, StepDetail{false, false, false, false}});
+}
+
 // The sign of fmax(-0, +0) is unspecified (GCC's inlined std::fmax and libm's differ), so the
 // engine's MAX reduction gives +0 for equal operands: the result must not depend on member order.
 RC_GTEST_PROP(EngineModel, a_max_all_reduce_gives_the_same_zero_whatever_the_member_order, ()) {

@@ -45,7 +45,7 @@ class PctStrategy final : public Strategy {
   /// seed, depth, expected_steps and the drawn change points.
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
-  StepDetail step_needs() const override { return StepDetail{false, false, false}; }
+  StepDetail step_needs() const override { return StepDetail{false, false, false, false}; }
   bool begin_run(std::uint64_t index) override;
   std::uint64_t seed() const override { return options_.seed; }
 

@@ -25,7 +25,7 @@ class RandomStrategy final : public Strategy {
   std::string name() const override { return "random"; }
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
-  StepDetail step_needs() const override { return StepDetail{false, false, false}; }
+  StepDetail step_needs() const override { return StepDetail{false, false, false, false}; }
   bool begin_run(std::uint64_t index) override;
   std::uint64_t seed() const override { return seed_; }
 

@@ -50,13 +50,18 @@ RunResult Runner::run(Strategy& strategy) {
   for (auto& detector : detectors) engine.add_observer(detector.get());
   strategy.attach(engine);
 
+  // A strategy that reads no Step is sent none (Strategy::step_needs).
+  const bool sends_steps = options.record_steps || engine_options.step_detail.any();
   // The derived cap is at least step_cap_slack, so it is only worked out (a pass over every
   // op) once a run gets that long: short runs never pay for it.
   std::size_t max_steps = options.max_steps > 0 ? options.max_steps : step_cap_slack;
   bool cap_known = options.max_steps > 0;
   // The clock is read once every this many steps: a run of a big scenario still ends soon
-  // after its deadline, and small runs pay one branch per step.
+  // after its deadline.
   constexpr std::size_t clock_every_steps = 4096;
+  // The step count at which the cap and the deadline are next looked at: a step before it
+  // pays one comparison for both.
+  std::size_t next_check = 0;
   RunResult result;
   // Runs of one scenario are about as long as each other: one allocation for the choices.
   result.choices.reserve(last_step_count_);
@@ -68,18 +73,26 @@ RunResult Runner::run(Strategy& strategy) {
       if (result.outcome == RunOutcome::stuck) result.stuck = engine.stuck();
       break;
     }
-    if (result.step_count >= max_steps && !cap_known) {
-      max_steps = step_cap(scenario);
-      cap_known = true;
-    }
-    if (result.step_count >= max_steps) {
-      result.outcome = RunOutcome::step_limit;
-      break;
-    }
-    if (options.deadline && result.step_count % clock_every_steps == clock_every_steps - 1 &&
-        std::chrono::steady_clock::now() >= *options.deadline) {
-      result.outcome = RunOutcome::time_limit;
-      break;
+    if (result.step_count >= next_check) {
+      const std::size_t count = result.step_count;
+      if (count >= max_steps && !cap_known) {
+        max_steps = step_cap(scenario);
+        cap_known = true;
+      }
+      if (count >= max_steps) {
+        result.outcome = RunOutcome::step_limit;
+        break;
+      }
+      const bool clock_step = count % clock_every_steps == clock_every_steps - 1;
+      if (options.deadline && clock_step && std::chrono::steady_clock::now() >= *options.deadline) {
+        result.outcome = RunOutcome::time_limit;
+        break;
+      }
+      next_check = max_steps;
+      if (options.deadline) {
+        const std::size_t next_clock_step = count - count % clock_every_steps + clock_every_steps - 1;
+        next_check = std::min(next_check, clock_step ? count + clock_every_steps : next_clock_step);
+      }
     }
     const std::size_t chosen = strategy.pick(ChoiceKind::next_action, std::span<const Action>(enabled));
     if (chosen == Strategy::stop) {
@@ -92,8 +105,10 @@ RunResult Runner::run(Strategy& strategy) {
       Step step = engine.apply_enabled(chosen);
       strategy.on_step(step);
       result.steps.push_back(std::move(step));
-    } else {
+    } else if (sends_steps) {
       strategy.on_step(engine.step_enabled(chosen));  // the engine's own Step: nothing built per step
+    } else {
+      engine.step_enabled(chosen);
     }
     ++result.step_count;
   }

@@ -76,7 +76,8 @@ class Strategy {
   /// Sees the step that the last pick produced (exhaustive and timed need its effects).
   virtual void on_step(const Step& /*step*/) {}
   /// The parts of a Step that on_step reads, so runs that keep no steps can skip the rest.
-  /// Index, action, op, collective, comm and seq are always filled. The default is everything.
+  /// The default is everything. A strategy that asks for nothing (StepDetail::any() false) is
+  /// sent no on_step in such runs.
   virtual StepDetail step_needs() const { return StepDetail{}; }
 
   // The exploration hooks. A strategy whose runs are independent (the table's `independent`

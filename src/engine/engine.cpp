@@ -10,7 +10,7 @@
 
 namespace amaxcheck {
 
-Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(o) {
+Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(o), lean(lean_for(o)) {
   std::size_t threads = 0, streams = 0, events = 0, event_records = 0;
   actor_base.reserve(s.ranks.size());
   for (const Rank& rank : s.ranks) {
@@ -118,6 +118,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
 
 void Engine::State::reset(EngineOptions o) {
   options = o;
+  lean = lean_for(o);
   observers.clear();
   issue_observers.clear();
   comm_issue_observers.clear();

@@ -66,6 +66,13 @@ struct StepDetail {
   bool names = true;    ///< op_name and lane: traces, exports, replay's step check
   bool written = true;  ///< written: traces, replay's value check
   bool touches = true;  ///< touches: partial-order reduction (exhaustive search)
+  /// index, action, op, collective, comm and seq. Off only for a reader of no Step at all (a
+  /// random or PCT run): with everything else off too, and no mutant, the engine applies each
+  /// step in its lean form, which leaves the Step untouched (issue 19).
+  bool fields = true;
+
+  /// Whether a Step with this detail holds anything at all.
+  bool any() const { return names || written || touches || fields; }
 };
 
 struct EngineOptions {
@@ -73,8 +80,7 @@ struct EngineOptions {
   /// Record the values each step writes in its Step, when the write is at most this many
   /// elements (for traces).
   std::size_t record_values_up_to = 16;
-  /// What apply() puts in each Step beyond index, action, op, collective, comm and seq (which
-  /// are always there). Exploration runs that keep no steps turn most of it off.
+  /// What apply() puts in each Step. Exploration runs that keep no steps turn most of it off.
   StepDetail step_detail{};
 };
 
@@ -191,7 +197,9 @@ class Engine {
 
  private:
   /// apply(), apply_enabled() and step_enabled() after their checks: applies `action`, which is
-  /// enabled, recording it in `step` (as a new Step has it).
+  /// enabled, recording it in `step` (as a new Step has it). `Full` false: the lean form, which
+  /// records nothing in `step` (step_enabled, when State::lean).
+  template <bool Full>
   void apply_checked(const Action& action, Step& step);
 
   /// The first enabled() of a run (after construction or reset()): builds the list.

@@ -10,6 +10,11 @@
 namespace amaxcheck {
 namespace {
 
+/// `Full`: the step records what the options' StepDetail asks, and the options may plant a
+/// mutant. The lean instance (Full false) serves runs that read no Step and plant no mutant
+/// (Engine::State::lean: random and PCT exploration): every record of the step and every mutant
+/// test is left out when it is compiled, where the full instance tests a flag for each (issue 19).
+template <bool Full>
 struct Applier {
   Engine& engine;
   Engine::State& st;
@@ -25,6 +30,24 @@ struct Applier {
   /// model after every step, so a case wrongly taken here fails it, and
   /// tests/engine/kept_lanes_test.cpp pins the cases next to these.
   bool kept = false;
+
+  bool touches() const { return Full && st.options.step_detail.touches; }
+  bool names() const { return Full && st.options.step_detail.names; }
+  bool written() const { return Full && st.options.step_detail.written; }
+  Mutant mutant() const { return Full ? st.options.mutant : Mutant::none; }
+  /// The Step's fields of an op's step, of a communicator op's: only in the full instance.
+  void record_op(const OpRef& ref) {
+    if constexpr (Full) step.op = ref;
+  }
+  void record_comm(CommId comm, std::uint64_t seq) {
+    if constexpr (Full) {
+      step.collective = true;
+      step.comm = comm;
+      step.seq = seq;
+    }
+  }
+  /// A join's communicator, for the engine to recheck its rendezvous after the step.
+  CommId joined_comm = 0;
 
   static std::uint64_t lane_bit(std::size_t lane) { return lane < 64 ? std::uint64_t{1} << lane : 0; }
   /// Whether a step whose only changed lane is `lane` (lanes holds that bit alone) left it with
@@ -51,14 +74,14 @@ struct Applier {
   // of the flag, and the key (a call) is worked out only when it is on.
   [[gnu::noinline]] void add_touch(const Touch& touch) { step.touches.push_back(touch); }
   void touch(ObjectType type, std::uint32_t rank, std::uint32_t index, bool write, bool needs = false) {
-    if (st.options.step_detail.touches) add_touch({object_key(type, rank, index), write, needs});
+    if (touches()) add_touch({object_key(type, rank, index), write, needs});
   }
   void touch_key(std::uint64_t key, bool write, bool needs = false) {
-    if (st.options.step_detail.touches) add_touch({key, write, needs});
+    if (touches()) add_touch({key, write, needs});
   }
   /// touch_key of an op's queued_op object.
   void touch_op(const OpRef& ref, bool write, bool needs = false) {
-    if (st.options.step_detail.touches) add_touch({op_key(ref), write, needs});
+    if (touches()) add_touch({op_key(ref), write, needs});
   }
   /// Whether a thread other than `thread` of rank `r` synchronizes on one of `syncers`.
   static bool others_sync(std::uint64_t syncers, ThreadId thread) {
@@ -68,7 +91,7 @@ struct Applier {
   /// `syncers` other than `thread` synchronizes on it (Touch::disables). Worked out only when
   /// touches are on.
   void touch_disabling(ObjectType type, RankId r, std::uint32_t index, const PerRank<std::uint64_t>& syncers, ThreadId thread) {
-    if (st.options.step_detail.touches) add_touch({object_key(type, r, index), true, false, others_sync(syncers[r][index], thread)});
+    if (touches()) add_touch({object_key(type, r, index), true, false, others_sync(syncers[r][index], thread)});
   }
   /// The queued_op object of one op (its ordinal on the rank).
   std::uint64_t op_key(const OpRef& ref) const {
@@ -79,18 +102,18 @@ struct Applier {
   void touch_stream_drained(RankId r, StreamId k) {
     touch(ObjectType::stream, r, k, false, true);
     // An issue by another thread can take the drained state away again (Touch::disables).
-    if (st.options.step_detail.touches) step.touches.push_back({object_key(ObjectType::stream_tail, r, k), false, false, true});
+    if (touches()) step.touches.push_back({object_key(ObjectType::stream_tail, r, k), false, false, true});
   }
   void touch_buffers(RankId r, const Op& op) {
-    if (!st.options.step_detail.touches) return;
+    if (!touches()) return;
     for (const Range& range : op.reads) touch(ObjectType::buffer, r, range.buffer, false);
     for (const Range& range : op.writes) touch(ObjectType::buffer, r, range.buffer, true);
   }
   void name_op(const Op& op) {
-    if (st.options.step_detail.names) step.op_name = op.name;
+    if (names()) step.op_name = op.name;
   }
   void record_written(RankId r, const Op& op) {
-    if (!st.options.step_detail.written) return;
+    if (!written()) return;
     for (const Range& range : op.writes) {
       if (range.count > st.options.record_values_up_to) continue;
       step.written.push_back({r, range, engine.read(r, range)});
@@ -137,7 +160,7 @@ struct Applier {
     const Op& op = lane.program[thread.pc];
     ++thread.pc;
     thread.clock.tick(thread.actor);
-    step.op = ref;
+    record_op(ref);
     name_op(op);
     touch(ObjectType::thread, a.rank, a.lane, true);
     lanes |= lane_bit(a.lane);
@@ -181,9 +204,7 @@ struct Applier {
         rank.uncompleted.emplace_back(op.comm, q.order);
         touch(ObjectType::comm_issue, a.rank, op.comm, true);
         touch(ObjectType::launch_tail, a.rank, 0, true);
-        step.collective = true;
-        step.comm = op.comm;
-        step.seq = seq;
+        record_comm(op.comm, seq);
       }
     }
     if (!is_host_op(op.kind) && only_lane(lane_bit(a.lane))) {
@@ -205,7 +226,7 @@ struct Applier {
         break;
       case OpKind::event_synchronize:
         // A record issued by another thread can make the event pending again (Touch::disables).
-        if (st.options.step_detail.touches) step.touches.push_back({object_key(ObjectType::event, r, op.event), false, false, true});
+        if (touches()) step.touches.push_back({object_key(ObjectType::event, r, op.event), false, false, true});
         if (const auto& rec = rank.latest_record[op.event]) {
           thread.clock.join(rec->clock);
           touch_key(rec->op_key, false, true);  // waited for the record's execute
@@ -238,7 +259,7 @@ struct Applier {
     const Op& op = *q.op;
     stream.clock.join(q.issue_clock);
     stream.clock.tick(stream.actor);
-    step.op = q.ref;
+    record_op(q.ref);
     name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
     touch_op(q.ref, true, true);  // after its issue; for a record, this is its done flag and clock
@@ -251,11 +272,11 @@ struct Applier {
         break;
       case OpKind::stream_wait_event:
       case OpKind::work_wait:
-        if (q.record && st.options.mutant != Mutant::ignore_event_waits) stream.clock.join(q.record->clock);
-        if (q.record) touch_key(q.record->op_key, false, st.options.mutant != Mutant::ignore_event_waits);
+        if (q.record && mutant() != Mutant::ignore_event_waits) stream.clock.join(q.record->clock);
+        if (q.record) touch_key(q.record->op_key, false, mutant() != Mutant::ignore_event_waits);
         break;
       default:
-        run_kernel(op, rank.buffers, st.options.mutant);
+        run_kernel(op, rank.buffers, mutant());
         touch_buffers(a.rank, op);
         record_written(a.rank, op);
         notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
@@ -276,20 +297,19 @@ struct Applier {
     QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
     stream.clock.join(q.issue_clock);
-    if (st.options.mutant != Mutant::drop_comm_ordering) {
+    if (mutant() != Mutant::drop_comm_ordering) {
       if (rank.per_comm[op.comm].ops_done > 0) stream.clock.join(rank.per_comm[op.comm].last_clock);
     }
     stream.clock.tick(stream.actor);
     q.joined = true;
-    step.op = q.ref;
+    joined_comm = op.comm;
+    record_op(q.ref);
     name_op(op);
-    step.collective = true;
-    step.comm = op.comm;
-    step.seq = q.seq;
+    record_comm(op.comm, q.seq);
     touch(ObjectType::stream, a.rank, a.lane, true);
     touch_op(q.ref, true, true);
     // Joins after the previous collective on the communicator completed (the last write).
-    touch(ObjectType::comm_done, a.rank, op.comm, false, q.seq > 0 && st.options.mutant != Mutant::drop_comm_ordering);
+    touch(ObjectType::comm_done, a.rank, op.comm, false, q.seq > 0 && mutant() != Mutant::drop_comm_ordering);
     if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, a.rank, 0, false);
     // Only this member's slot: joins of one collective by different members commute.
     touch(ObjectType::rendezvous, a.rank, op.comm, true);
@@ -312,18 +332,17 @@ struct Applier {
     const Op& first = *stream.queue.front().op;
     stream.clock.join(stream.queue.front().issue_clock);
     for (std::size_t i = 1; i < n; ++i) stream.clock.join(stream.queue[i].issue_clock);
-    if (st.options.mutant != Mutant::drop_comm_ordering) {
+    if (mutant() != Mutant::drop_comm_ordering) {
       if (rank.per_comm[first.comm].ops_done > 0) stream.clock.join(rank.per_comm[first.comm].last_clock);
     }
     stream.clock.tick(stream.actor);
-    step.op = stream.queue.front().ref;
+    joined_comm = first.comm;
+    record_op(stream.queue.front().ref);
     name_op(first);
-    step.collective = true;
-    step.comm = first.comm;
-    step.seq = stream.queue.front().seq;
+    record_comm(first.comm, stream.queue.front().seq);
     touch(ObjectType::stream, a.rank, a.lane, true);
     touch(ObjectType::comm_done, a.rank, first.comm, false,
-          stream.queue.front().order > 0 && st.options.mutant != Mutant::drop_comm_ordering);
+          stream.queue.front().order > 0 && mutant() != Mutant::drop_comm_ordering);
     if (st.scenario.kernels == KernelConcurrency::serialized) touch(ObjectType::launch_head, a.rank, 0, false);
     touch(ObjectType::rendezvous, a.rank, first.comm, true);
     const Communicator& comm = st.scenario.comms[first.comm];
@@ -390,14 +409,12 @@ struct Applier {
     // One shared base for every member's clock after the collective.
     const VectorClock all = VectorClock::join_all(clocks);
     complete_collective(members, st.ranks);
-    step.op = members.front()->ref;
+    record_op(members.front()->ref);
     name_op(*members.front()->op);
-    step.collective = true;
-    step.comm = c;
-    step.seq = seq;
+    record_comm(c, seq);
     // Every member's slot, joined or not: a join may never be reordered across the completion
     // it is (or, under complete_without_all_members, is not) part of.
-    const bool needs_all = st.options.mutant != Mutant::complete_without_all_members;
+    const bool needs_all = mutant() != Mutant::complete_without_all_members;
     for (RankId member : st.scenario.comms[c].members) touch(ObjectType::rendezvous, member, c, true, needs_all);
     for (const Joined* m : members) {
       RankState& rank = st.ranks[m->rank];
@@ -423,11 +440,9 @@ struct Applier {
     const P2pPair& pair = node.mapped();
     const VectorClock all = VectorClock::join_all({&pair.send->clock, &pair.recv->clock});
     complete_p2p(pair, st.ranks);
-    step.op = pair.send->ref;
+    record_op(pair.send->ref);
     name_op(*pair.send->op);
-    step.collective = true;
-    step.comm = c;
-    step.seq = node.key().index;
+    record_comm(c, node.key().index);
     // Every member's slot: which pair completes next depends on every member's joins.
     for (RankId member : st.scenario.comms[c].members) {
       touch(ObjectType::rendezvous, member, c, true, member == pair.send->rank || member == pair.recv->rank);
@@ -460,7 +475,7 @@ Step Engine::apply(const Action& requested) {
   AMAX_CHECK(in_enabled(st, action),
              fmt::format("action {} rank {} lane {} is not enabled", to_string(action.kind), action.rank, action.lane));
   Step step;
-  apply_checked(action, step);
+  apply_checked<true>(action, step);
   return step;
 }
 
@@ -496,29 +511,36 @@ void clear_step(Step& step, const StepDetail& detail) {
 
 Step Engine::apply_enabled(std::size_t index) {
   Step step;
-  apply_checked(enabled_at(*this, index), step);
+  apply_checked<true>(enabled_at(*this, index), step);
   return step;
 }
 
 const Step& Engine::step_enabled(std::size_t index) {
   Step& step = state_->scratch_step;
+  if (state_->lean) {  // nothing reads the Step: it stays as it is
+    apply_checked<false>(enabled_at(*this, index), step);
+    return step;
+  }
   clear_step(step, state_->options.step_detail);
-  apply_checked(enabled_at(*this, index), step);
+  apply_checked<true>(enabled_at(*this, index), step);
   return step;
 }
 
-// Inlined into its three callers: as a call, its register saves and step_enabled's were a tenth
-// of a step's cost in the engine (issue 19).
+// Inlined into its callers: as a call, its register saves and step_enabled's were a tenth of a
+// step's cost in the engine (issue 19).
+template <bool Full>
 [[gnu::always_inline]] inline void Engine::apply_checked(const Action& requested, Step& step) {
   // A copy: `requested` may be an element of enabled(), which this step rewrites.
   const Action action = requested;
   State& st = *state_;
-  step.index = st.step;
-  step.action = action;
-  if (st.options.step_detail.names) step.lane = lane_name(action);
-  // A step touches a handful of objects; one allocation instead of growing 1, 2, 4, 8.
-  if (st.options.step_detail.touches) step.touches.reserve(8);
-  Applier applier{*this, st, step};
+  if constexpr (Full) {
+    step.index = st.step;
+    step.action = action;
+    if (st.options.step_detail.names) step.lane = lane_name(action);
+    // A step touches a handful of objects; one allocation instead of growing 1, 2, 4, 8.
+    if (st.options.step_detail.touches) step.touches.reserve(8);
+  }
+  Applier<Full> applier{*this, st, step};
   switch (action.kind) {
     case ActionKind::issue: applier.issue(action); break;
     case ActionKind::execute: applier.execute(action); break;
@@ -539,8 +561,8 @@ const Step& Engine::step_enabled(std::size_t index) {
     if (!applier.kept) refresh_rank(st, action.rank, applier.lanes);
     st.refreshed_rank = action.rank;
     if (action.kind == ActionKind::join) {
-      refresh_comm(st, step.comm);
-      st.refreshed_comm = step.comm;
+      refresh_comm(st, applier.joined_comm);
+      st.refreshed_comm = applier.joined_comm;
     }
   }
 }

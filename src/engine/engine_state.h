@@ -148,6 +148,10 @@ struct LaneRef {
 struct Engine::State {
   const Scenario& scenario;
   EngineOptions options;
+  /// step_enabled applies each step in its lean form (engine_apply.cpp): the options ask
+  /// nothing of the Step and plant no mutant. Follows `options`.
+  bool lean = false;
+  static bool lean_for(const EngineOptions& o) { return !o.step_detail.any() && o.mutant == Mutant::none; }
   std::vector<Observer*> observers;  ///< every one, in the order added (on_finish)
   /// Those that handle each per-step event (Observer::events), in the same order. An issue of a
   /// communicator op goes to comm_issue_observers, any other issue to issue_observers (those

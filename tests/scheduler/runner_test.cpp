@@ -3,6 +3,9 @@
 // cut short by the step cap).
 #include <gtest/gtest.h>
 
+#include <chrono>
+
+#include "model/builder.h"
 #include "scheduler/pct_strategy.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/run.h"
@@ -56,6 +59,50 @@ TEST(Runner, a_run_cut_short_by_the_step_cap_leaves_nothing_behind) {
     const RunResult fresh = run_once(s, a, capped);
     EXPECT_EQ(fresh.outcome, RunOutcome::step_limit);
     expect_same_run(fresh, runner.run(b), "capped seed " + std::to_string(seed));
+  }
+}
+
+/// One thread filling one buffer `fills` times: 2 * fills steps, longer than step_cap_slack.
+Scenario long_run(int fills) {
+  ScenarioBuilder b("long_run");
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s = b.stream(r, "compute");
+  const BufferId x = b.buffer(r, "x", 1);
+  for (int i = 0; i < fills; ++i) b.op(r, t, ScenarioBuilder::fill(s, {x, 0, 1}, {1.0f}));
+  return b.build();
+}
+
+// The loop looks at its cap and its deadline only at the steps where either can end the run
+// (Runner::run's next_check): these pin those steps.
+TEST(Runner, a_run_ends_at_its_cap_or_at_the_first_clock_step_past_its_deadline) {
+  const Scenario s = long_run(5000);
+  const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  const auto future = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  struct Case {
+    std::size_t max_steps;
+    std::optional<std::chrono::steady_clock::time_point> deadline;
+    RunOutcome outcome;
+    std::size_t steps;
+  };
+  for (const Case& c : {Case{0, std::nullopt, RunOutcome::finished, 10000},  // the derived cap, past the slack
+                        Case{0, future, RunOutcome::finished, 10000},        // clock read at 4095 and 8191
+                        Case{0, past, RunOutcome::time_limit, 4095},
+                        Case{5000, past, RunOutcome::time_limit, 4095},
+                        Case{3000, past, RunOutcome::step_limit, 3000},
+                        Case{4095, past, RunOutcome::step_limit, 4095},
+                        Case{9000, future, RunOutcome::step_limit, 9000}}) {
+    RunOptions options;
+    options.record_steps = false;
+    options.max_steps = c.max_steps;
+    options.deadline = c.deadline;
+    Runner runner(s, options);
+    for (int run = 0; run < 2; ++run) {
+      RandomStrategy random(static_cast<std::uint64_t>(run));
+      const RunResult result = runner.run(random);
+      EXPECT_EQ(result.outcome, c.outcome) << "cap " << c.max_steps << ", run " << run;
+      EXPECT_EQ(result.step_count, c.steps) << "cap " << c.max_steps << ", run " << run;
+    }
   }
 }
 
