@@ -20,9 +20,10 @@ struct Buffers {
   BufferId x = 0, y = 0, history = 0, scale = 0, scale_inv = 0;
 };
 
-Op gen_op(RankId rank, const Buffers& b, CommId all, CommId pair) {
+Op gen_op(RankId rank, const Buffers& b, CommId all, CommId pair, StreamId streams) {
   const Range x{b.x, 0, 2}, y{b.y, 0, 2}, history{b.history, 0, 2};
-  const StreamId stream = *rc::gen::inRange<StreamId>(0, 2);
+  // The last two streams: of a wide rank, its highest lanes.
+  const StreamId stream = streams - 2 + *rc::gen::inRange<StreamId>(0, 2);
   const EventId event = *rc::gen::inRange<EventId>(0, 2);
   const int kind = *rc::gen::weightedElement<int>(
       {{3, 0}, {2, 1}, {1, 2}, {1, 3}, {2, 4}, {2, 5}, {1, 6}, {1, 7}, {1, 8}, {3, 9}, {1, 10}, {1, 11}});
@@ -160,8 +161,8 @@ struct AtTheEnd final : ModelCommand {
 
 }  // namespace
 
-rc::Gen<Scenario> small_program() {
-  return rc::gen::exec([] {
+rc::Gen<Scenario> small_program(StreamId streams) {
+  return rc::gen::exec([streams] {
     ScenarioBuilder b("model-based engine test");
     const RankId ranks = *rc::gen::inRange<RankId>(2, 4);
     b.kernels(*rc::gen::element(KernelConcurrency::concurrent, KernelConcurrency::serialized));
@@ -169,8 +170,7 @@ rc::Gen<Scenario> small_program() {
     std::vector<RankId> everyone;
     for (RankId r = 0; r < ranks; ++r) {
       b.rank();
-      b.stream(r, "s0");
-      b.stream(r, "s1");
+      for (StreamId k = 0; k < streams; ++k) b.stream(r, fmt::format("s{}", k));
       b.event(r, "e0");
       b.event(r, "e1");
       b.flag(r, "f0");
@@ -185,7 +185,7 @@ rc::Gen<Scenario> small_program() {
       for (int t = 0; t < threads; ++t) {
         const ThreadId thread = b.thread(r, fmt::format("t{}", t));
         const int ops = *rc::gen::inRange(0, 9);
-        for (int i = 0; i < ops; ++i) b.op(r, thread, gen_op(r, buffers[r], all, pair));
+        for (int i = 0; i < ops; ++i) b.op(r, thread, gen_op(r, buffers[r], all, pair, streams));
       }
     }
     return b.build();
@@ -223,8 +223,8 @@ void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine)
   }
 }
 
-void check_engine_against_model(const EngineOptions& engine) {
-  const auto scenario = std::make_shared<const Scenario>(*small_program());
+void check_engine_against_model(const EngineOptions& engine, StreamId streams) {
+  const auto scenario = std::make_shared<const Scenario>(*small_program(streams));
   EngineUnderTest sut(*scenario, engine);
   rc::state::check(StreamModel(scenario), sut, rc::state::gen::execOneOfWithArgs<ApplyAction, AtTheEnd>());
 }

@@ -14,11 +14,12 @@
 
 namespace amaxcheck::props {
 
-/// 2-3 ranks with 1-2 threads each, up to 8 ops per thread.
-rc::Gen<Scenario> small_program();
+/// 2-3 ranks with 1-2 threads and `streams` streams each (at least 2; ops use the last two), up
+/// to 8 ops per thread.
+rc::Gen<Scenario> small_program(StreamId streams = 2);
 
 /// Generates a program and an action sequence and checks the engine against the model.
-void check_engine_against_model(const EngineOptions& engine = {});
+void check_engine_against_model(const EngineOptions& engine = {}, StreamId streams = 2);
 
 /// A max all-reduce of signed zeros gives the same bits whichever member holds which zero.
 void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine = {});

@@ -18,6 +18,15 @@ RC_GTEST_PROP(EngineModel, the_lean_engine_and_the_model_agree_too, ()) {
   check_engine_against_model(EngineOptions{Mutant::none, 16, StepDetail{false, false, false, false}});
 }
 
+// Ranks of 63 to 66 lanes (1-2 threads, 62-64 streams): the enabled list keeps per-lane bits up
+// to 64 lanes a rank and re-asks a wider rank whole, so both sides of that edge, and ops on the
+// highest lanes, are checked, full and lean.
+RC_GTEST_PROP(EngineModel, ranks_of_64_lanes_and_more_agree_with_the_model_too, ()) {
+  const auto streams = *rc::gen::element<StreamId>(62, 63, 64);
+  const StepDetail detail = *rc::gen::element(StepDetail{}, StepDetail{false, false, false, false});
+  check_engine_against_model(EngineOptions{Mutant::none, 16, detail}, streams);
+}
+
 // The sign of fmax(-0, +0) is unspecified (GCC's inlined std::fmax and libm's differ), so the
 // engine's MAX reduction gives +0 for equal operands: the result must not depend on member order.
 RC_GTEST_PROP(EngineModel, a_max_all_reduce_gives_the_same_zero_whatever_the_member_order, ()) {

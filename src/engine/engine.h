@@ -200,7 +200,7 @@ class Engine {
   /// enabled, recording it in `step` (as a new Step has it). `Full` false: the lean form, which
   /// records nothing in `step` (step_enabled, when State::lean).
   template <bool Full>
-  void apply_checked(const Action& action, Step& step);
+  [[gnu::always_inline]] void apply_checked(const Action& action, Step& step);
 
   /// The first enabled() of a run (after construction or reset()): builds the list.
   const std::vector<Action>& build_enabled() const;

@@ -49,7 +49,11 @@ struct Applier {
   /// A join's communicator, for the engine to recheck its rendezvous after the step.
   CommId joined_comm = 0;
 
-  static std::uint64_t lane_bit(std::size_t lane) { return lane < 64 ? std::uint64_t{1} << lane : 0; }
+  /// The bit of one lane. Beyond 64 lanes it is some other lane's: `lanes` then goes unread
+  /// (refresh_rank re-asks the whole rank where lane_bits_ok is false, and only_lane is false).
+  static std::uint64_t lane_bit(std::size_t lane) { return std::uint64_t{1} << (lane & 63); }
+  /// The bits of every lane below `count` (all 64 for 64).
+  static std::uint64_t lanes_below(std::size_t count) { return count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0}; }
   /// Whether a step whose only changed lane is `lane` (lanes holds that bit alone) left it with
   /// the action it had. Most steps do, and a refresh that finds so costs a call and a re-ask of
   /// the lane (issue 19):
@@ -64,10 +68,10 @@ struct Applier {
   }
   std::uint64_t stream_lane(RankId r, StreamId k) const { return lane_bit(st.ranks[r].threads.size() + k); }
   /// Every thread lane, or every stream lane, of rank r.
-  std::uint64_t thread_lanes(RankId r) const { return lane_bit(st.ranks[r].threads.size()) - 1; }
+  std::uint64_t thread_lanes(RankId r) const { return lanes_below(st.ranks[r].threads.size()); }
   std::uint64_t stream_lanes(RankId r) const {
     const std::size_t threads = st.ranks[r].threads.size();
-    return (lane_bit(threads + st.ranks[r].streams.size()) - 1) & ~(lane_bit(threads) - 1);
+    return lanes_below(threads + st.ranks[r].streams.size()) & ~lanes_below(threads);
   }
 
   // Touches are off in exploration runs that keep no steps: the calls below reduce to one test

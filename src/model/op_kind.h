@@ -139,14 +139,35 @@ constexpr const OpKindInfo& op_kind_info(OpKind kind) {
 
 inline const char* to_string(OpKind kind) { return enum_name(kind); }
 constexpr bool has_field(OpKind kind, OpField field) { return (op_kind_info(kind).fields & field) != 0; }
-constexpr bool is_collective(OpKind kind) { return op_kind_info(kind).place == OpPlace::collective; }
+
+namespace op_kind_detail {
+/// A bit per kind whose row has place `place`, worked out from the table when compiling: the
+/// place predicates below test one bit instead of loading a row (the engine asks a few of them
+/// every step).
+constexpr std::uint32_t kinds_at(OpPlace place) {
+  static_assert(op_kind_table.size() <= 32);
+  std::uint32_t kinds = 0;
+  for (const OpKindInfo& info : op_kind_table) {
+    if (info.place == place) kinds |= std::uint32_t{1} << static_cast<unsigned>(info.value);
+  }
+  return kinds;
+}
+constexpr bool is_in(std::uint32_t kinds, OpKind kind) { return ((kinds >> static_cast<unsigned>(kind)) & 1u) != 0; }
+inline constexpr std::uint32_t collective_kinds = kinds_at(OpPlace::collective);
+inline constexpr std::uint32_t p2p_kinds = kinds_at(OpPlace::p2p);
+inline constexpr std::uint32_t host_kinds = kinds_at(OpPlace::host);
+}  // namespace op_kind_detail
+
+constexpr bool is_collective(OpKind kind) { return op_kind_detail::is_in(op_kind_detail::collective_kinds, kind); }
 /// send / recv: matched per (sender, receiver) pair, not per communicator.
-constexpr bool is_p2p(OpKind kind) { return op_kind_info(kind).place == OpPlace::p2p; }
+constexpr bool is_p2p(OpKind kind) { return op_kind_detail::is_in(op_kind_detail::p2p_kinds, kind); }
 /// Runs on a communicator (a collective or a point-to-point op): NCCL orders these per
 /// communicator in host issue order, and a stream holding one waits for its rendezvous.
-constexpr bool is_comm_op(OpKind kind) { return is_collective(kind) || is_p2p(kind); }
+constexpr bool is_comm_op(OpKind kind) {
+  return op_kind_detail::is_in(op_kind_detail::collective_kinds | op_kind_detail::p2p_kinds, kind);
+}
 /// Runs on the issuing thread: the host-blocking ops and host_signal.
-constexpr bool is_host_op(OpKind kind) { return op_kind_info(kind).place == OpPlace::host; }
+constexpr bool is_host_op(OpKind kind) { return op_kind_detail::is_in(op_kind_detail::host_kinds, kind); }
 /// Queued on a stream: kernels, collectives and event ops.
 constexpr bool is_device_op(OpKind kind) { return !is_host_op(kind); }
 /// The *_synchronize ops and host_wait.

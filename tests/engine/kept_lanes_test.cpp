@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <utility>
 
 #include "engine/engine.h"
 #include "model/builder.h"
@@ -66,6 +68,43 @@ TEST(KeptLanes, a_stream_whose_new_head_waits_on_a_pending_record_is_disabled) {
     EXPECT_FALSE(enabled(engine, run_a)) << to_string(kind) << " waits for record_e";
     engine.apply(run_b);  // record_e
     EXPECT_TRUE(enabled(engine, run_a)) << to_string(kind) << " after record_e";
+  }
+}
+
+// A rank of `threads` threads and `streams` streams: its last two streams are its highest lanes.
+// The last records e, the one before waits on it; a second thread (if any) synchronizes on e.
+// The record's execute must enable the wait and the synchronization, whatever the lane count:
+// up to 64 the enabled list keeps a bit per lane (64 is the edge where every bit is used), and
+// a wider rank is re-asked whole.
+TEST(KeptLanes, a_record_enables_its_waits_and_synchronizations_in_ranks_of_64_lanes_and_more) {
+  for (const auto& [threads, streams] : {std::pair{1u, 63u}, std::pair{2u, 62u}, std::pair{1u, 62u}, std::pair{2u, 63u}, std::pair{1u, 70u}}) {
+    ScenarioBuilder b("wide rank");
+    const RankId r = b.rank();
+    const ThreadId main = b.thread(r, "main");
+    for (StreamId k = 0; k < streams; ++k) b.stream(r, "s" + std::to_string(k));
+    const StreamId waiter = streams - 2, recorder = streams - 1;
+    const EventId e = b.event(r, "e");
+    b.op(r, main, ScenarioBuilder::record(recorder, e, "record_e"));
+    b.op(r, main, ScenarioBuilder::wait(waiter, e, "wait_e"));
+    if (threads == 2) {
+      const ThreadId other = b.thread(r, "other");
+      b.op(r, other, ScenarioBuilder::host(OpKind::event_synchronize, e, "sync_e"));
+    }
+    const Scenario s = b.build();
+    const std::string shape = std::to_string(threads) + " threads, " + std::to_string(streams) + " streams";
+    Engine engine(s);
+    engine.apply({ActionKind::issue, r, main});
+    engine.apply({ActionKind::issue, r, main});
+    const Action run_wait{ActionKind::execute, r, waiter}, sync{ActionKind::issue, r, 1};
+    EXPECT_FALSE(enabled(engine, run_wait)) << shape;
+    if (threads == 2) {
+      EXPECT_FALSE(enabled(engine, sync)) << shape;
+    }
+    engine.apply({ActionKind::execute, r, recorder});
+    EXPECT_TRUE(enabled(engine, run_wait)) << shape;
+    if (threads == 2) {
+      EXPECT_TRUE(enabled(engine, sync)) << shape;
+    }
   }
 }
 
