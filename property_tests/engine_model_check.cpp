@@ -161,10 +161,11 @@ struct AtTheEnd final : ModelCommand {
 
 }  // namespace
 
-rc::Gen<Scenario> small_program(StreamId streams) {
-  return rc::gen::exec([streams] {
+rc::Gen<Scenario> small_program(ProgramShape shape) {
+  return rc::gen::exec([shape] {
+    const StreamId streams = shape.streams;
     ScenarioBuilder b("model-based engine test");
-    const RankId ranks = *rc::gen::inRange<RankId>(2, 4);
+    const RankId ranks = *rc::gen::inRange<RankId>(shape.min_ranks, shape.max_ranks + 1);
     b.kernels(*rc::gen::element(KernelConcurrency::concurrent, KernelConcurrency::serialized));
     std::vector<Buffers> buffers;
     std::vector<RankId> everyone;
@@ -223,8 +224,8 @@ void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine)
   }
 }
 
-void check_engine_against_model(const EngineOptions& engine, StreamId streams) {
-  const auto scenario = std::make_shared<const Scenario>(*small_program(streams));
+void check_engine_against_model(const EngineOptions& engine, ProgramShape shape) {
+  const auto scenario = std::make_shared<const Scenario>(*small_program(shape));
   EngineUnderTest sut(*scenario, engine);
   rc::state::check(StreamModel(scenario), sut, rc::state::gen::execOneOfWithArgs<ApplyAction, AtTheEnd>());
 }

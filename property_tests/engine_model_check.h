@@ -14,12 +14,17 @@
 
 namespace amaxcheck::props {
 
-/// 2-3 ranks with 1-2 threads and `streams` streams each (at least 2; ops use the last two), up
-/// to 8 ops per thread.
-rc::Gen<Scenario> small_program(StreamId streams = 2);
+/// The shape of a generated program.
+struct ProgramShape {
+  StreamId streams = 2;  ///< per rank, at least 2; ops use the last two
+  RankId min_ranks = 2, max_ranks = 3;
+};
+
+/// Ranks as `shape` says, with 1-2 threads each, up to 8 ops per thread.
+rc::Gen<Scenario> small_program(ProgramShape shape = {});
 
 /// Generates a program and an action sequence and checks the engine against the model.
-void check_engine_against_model(const EngineOptions& engine = {}, StreamId streams = 2);
+void check_engine_against_model(const EngineOptions& engine = {}, ProgramShape shape = {});
 
 /// A max all-reduce of signed zeros gives the same bits whichever member holds which zero.
 void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine = {});

@@ -24,7 +24,14 @@ RC_GTEST_PROP(EngineModel, the_lean_engine_and_the_model_agree_too, ()) {
 RC_GTEST_PROP(EngineModel, ranks_of_64_lanes_and_more_agree_with_the_model_too, ()) {
   const auto streams = *rc::gen::element<StreamId>(62, 63, 64);
   const StepDetail detail = *rc::gen::element(StepDetail{}, StepDetail{false, false, false, false});
-  check_engine_against_model(EngineOptions{Mutant::none, 16, detail}, streams);
+  check_engine_against_model(EngineOptions{Mutant::none, 16, detail}, ProgramShape{streams, 2, 3});
+}
+
+// 8 to 11 ranks: the enabled list finds the blocks of the first 8 ranks by counting the actions
+// before them, and those of later ranks by a binary search (enabled_set.cpp, block_start).
+RC_GTEST_PROP(EngineModel, programs_of_8_to_11_ranks_agree_with_the_model_too, ()) {
+  const StepDetail detail = *rc::gen::element(StepDetail{}, StepDetail{false, false, false, false});
+  check_engine_against_model(EngineOptions{Mutant::none, 16, detail}, ProgramShape{2, 8, 11});
 }
 
 // The sign of fmax(-0, +0) is unspecified (GCC's inlined std::fmax and libm's differ), so the

@@ -115,26 +115,57 @@ Engine::State::LaneBits bits_of(const Action* actions, std::size_t count, std::u
 bool before_rank(const Action& a, RankId r) { return a.kind != ActionKind::complete && a.rank < r; }
 bool before_comm(const Action& a, CommId c) { return a.kind != ActionKind::complete || a.lane < c; }
 
-/// Replaces rank r's block of the enabled list with `count` actions from `fresh`.
-void replace_block(Engine::State& st, RankId r, const Action* fresh, std::size_t count) {
+/// The set bits of `x`, without branches. Not std::popcount: without a popcnt instruction in the
+/// target (a build for any x86-64) that is a libgcc call.
+std::uint32_t bit_count(std::uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return static_cast<std::uint32_t>((x * 0x0101010101010101ull) >> 56);
+}
+
+/// Ranks below this many have their block of the enabled list found by counting the actions of
+/// the ranks before it (a bit count each, no branch that depends on the list), ranks from it on
+/// by a binary search of the list.
+constexpr RankId counted_ranks = 8;
+
+/// Where rank r's block of the enabled list starts, where lane bits are kept (lane_bits_ok): the
+/// list holds every rank's actions in rank order, each rank's as its bits say.
+std::size_t block_start(const Engine::State& st, RankId r) {
+  if (r < counted_ranks) {
+    std::size_t start = 0;
+    for (RankId q = 0; q < r; ++q) start += bit_count(st.lane_bits[q].enabled);
+    return start;
+  }
+  const auto& en = st.enabled;
+  return static_cast<std::size_t>(std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); }) - en.begin());
+}
+
+/// Replaces the `old_size` actions of the enabled list from `at` on (a rank's block) with `count`
+/// actions from `fresh`.
+void replace_actions(Engine::State& st, std::size_t at, std::size_t old_size, const Action* fresh, std::size_t count) {
   static_assert(std::is_trivially_copyable_v<Action>);
   auto& en = st.enabled;
-  const Action* const first = en.data();
-  const Action* const last = first + en.size();
-  const Action* lo = std::partition_point(first, last, [&](const Action& a) { return before_rank(a, r); });
-  // The block is at most one action per lane of the rank: walked, not searched.
-  const Action* hi = lo;
-  while (hi != last && hi->kind != ActionKind::complete && hi->rank == r) ++hi;
-  const auto at = static_cast<std::size_t>(lo - first);
-  const auto old_size = static_cast<std::size_t>(hi - lo);
   const std::size_t tail = en.size() - at - old_size;
-  if (count == old_size && std::equal(lo, hi, fresh)) return;
+  if (count == old_size && std::equal(en.data() + at, en.data() + at + old_size, fresh)) return;
   // The list's tail (every later rank's actions) moves once, by the difference, not out and back.
   if (count > old_size) en.resize(en.size() + (count - old_size));  // may move the list
   Action* const block = en.data() + at;
   if (count != old_size) std::memmove(block + count, block + old_size, tail * sizeof(Action));
   if (count < old_size) en.resize(en.size() - (old_size - count));
   std::copy(fresh, fresh + count, block);
+}
+
+/// Replaces rank r's block of the enabled list with `count` actions from `fresh`, the block found
+/// in the list (where lane bits are not kept).
+void replace_block(Engine::State& st, RankId r, const Action* fresh, std::size_t count) {
+  const Action* const first = st.enabled.data();
+  const Action* const last = first + st.enabled.size();
+  const Action* lo = std::partition_point(first, last, [&](const Action& a) { return before_rank(a, r); });
+  // The block is at most one action per lane of the rank: walked, not searched.
+  const Action* hi = lo;
+  while (hi != last && hi->kind != ActionKind::complete && hi->rank == r) ++hi;
+  replace_actions(st, static_cast<std::size_t>(lo - first), static_cast<std::size_t>(hi - lo), fresh, count);
 }
 
 /// The action of enabled lane `lane` of rank r, from its bits (LaneBits).
@@ -148,24 +179,16 @@ Action lane_bits_action(RankId r, std::uint32_t lane, const Engine::State::LaneB
 /// for any x86-64.
 bool one_bit(std::uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-/// Whether `a` comes before `b` within one rank's block: issues by thread, then stream actions.
-bool lane_before(const Action& a, const Action& b) {
-  const bool a_stream = a.kind != ActionKind::issue, b_stream = b.kind != ActionKind::issue;
-  return a_stream != b_stream ? b_stream : a.lane < b.lane;
-}
-
 /// Rank r's block of the enabled list after a step that changed one lane (`bit`, set in
 /// `flipped` when the lane's action appeared or disappeared, else it changed between execute and
-/// join). `bits` are the rank's new bits. The lane's action sits after the block's actions of
-/// lower lanes, so one insert, erase or overwrite patches the list.
+/// join). `bits` are the rank's new bits; the lanes below `bit` have the bits they had. A block
+/// holds its rank's actions in lane order, so the lane's action sits after those of the lower
+/// lanes: one insert, erase or overwrite there patches the list.
 void patch_lane(Engine::State& st, RankId r, std::uint64_t bit, std::uint64_t flipped, const Engine::State::LaneBits& bits,
                 std::uint32_t threads) {
   auto& en = st.enabled;
   const Action action = lane_bits_action(r, static_cast<std::uint32_t>(std::countr_zero(bit)), bits, threads);
-  // The block is at most one action per lane of the rank: walked, not counted (std::popcount is
-  // a libgcc call on a build for any x86-64).
-  auto at = std::partition_point(en.begin(), en.end(), [&](const Action& a) { return before_rank(a, r); });
-  while (at != en.end() && at->kind != ActionKind::complete && at->rank == r && lane_before(*at, action)) ++at;
+  const auto at = en.begin() + static_cast<std::ptrdiff_t>(block_start(st, r) + bit_count(bits.enabled & (bit - 1)));
   if (flipped == 0) {
     *at = action;
   } else if ((bits.enabled & bit) != 0) {
@@ -215,7 +238,7 @@ namespace {
   for (std::uint64_t rest = bits.enabled; rest != 0; rest &= rest - 1) {
     *next++ = lane_bits_action(r, static_cast<std::uint32_t>(std::countr_zero(rest)), bits, threads);
   }
-  replace_block(st, r, fresh, static_cast<std::size_t>(next - fresh));
+  replace_actions(st, block_start(st, r), bit_count(old.enabled), fresh, static_cast<std::size_t>(next - fresh));
 }
 
 }  // namespace
