@@ -31,6 +31,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   stream_syncers.reserve(s.ranks.size(), streams);
   stream_lanes.reserve(s.ranks.size(), streams);
   event_syncers.reserve(s.ranks.size(), events);
+  event_waiters.reserve(s.ranks.size(), events);
   // The four detectors and a strategy or two: reset keeps the room.
   for (auto* list : {&observers, &issue_observers, &comm_issue_observers, &access_observers, &complete_observers}) {
     list->reserve(8);
@@ -63,9 +64,15 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     scenario_ops += ops;
     const std::span<std::uint64_t> by_stream = stream_syncers.add_row(rank.streams.size(), 0);
     const std::span<std::uint64_t> by_event = event_syncers.add_row(rank.events.size(), 0);
+    const std::span<std::uint64_t> waiters = event_waiters.add_row(rank.events.size(), 0);
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
       const std::uint64_t bit = std::uint64_t{1} << std::min<std::size_t>(t, 63);
       for (const Op& op : rank.threads[t].program) {
+        if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
+          AMAX_CHECK(op.event < waiters.size(), "a wait names an event the rank does not have");
+          const std::size_t lane = rank.threads.size() + op.stream;
+          if (lane < 64) waiters[op.event] |= std::uint64_t{1} << lane;
+        }
         if (op.kind == OpKind::stream_synchronize) {
           AMAX_CHECK(op.stream < by_stream.size(), "stream_synchronize names a stream the rank does not have");
           by_stream[op.stream] |= bit;

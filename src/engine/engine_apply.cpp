@@ -67,12 +67,8 @@ struct Applier {
     return !is_comm_op(kind) && kind != OpKind::stream_wait_event && kind != OpKind::work_wait;
   }
   std::uint64_t stream_lane(RankId r, StreamId k) const { return lane_bit(st.ranks[r].threads.size() + k); }
-  /// Every thread lane, or every stream lane, of rank r.
+  /// Every thread lane of rank r.
   std::uint64_t thread_lanes(RankId r) const { return lanes_below(st.ranks[r].threads.size()); }
-  std::uint64_t stream_lanes(RankId r) const {
-    const std::size_t threads = st.ranks[r].threads.size();
-    return lanes_below(threads + st.ranks[r].streams.size()) & ~lanes_below(threads);
-  }
 
   // Touches are off in exploration runs that keep no steps: the calls below reduce to one test
   // of the flag, and the key (a call) is worked out only when it is on.
@@ -270,7 +266,7 @@ struct Applier {
     lanes |= stream_lane(a.rank, a.lane);  // a new head
     switch (op.kind) {
       case OpKind::event_record:
-        lanes |= stream_lanes(a.rank) | st.event_syncers[a.rank][op.event];  // waits on the record may run
+        lanes |= st.event_waiters[a.rank][op.event] | st.event_syncers[a.rank][op.event];  // waits on it may run
         q.record->done = true;
         q.record->clock = stream.clock;
         break;

@@ -174,6 +174,9 @@ struct Engine::State {
   /// device_synchronize) and on each event, as a bit per thread (threads beyond 64 share the
   /// top bit, which only makes Touch::disables more often true).
   PerRank<std::uint64_t> stream_syncers, event_syncers;
+  /// Per rank, per event: the stream lanes (State::LaneBits; none beyond 64 lanes, where they go
+  /// unread) whose stream holds a wait on the event: the streams a record of it can release.
+  PerRank<std::uint64_t> event_waiters;
   std::size_t actor_count = 0;
   std::size_t step = 0;
   /// Enabled actions in canonical order, kept up to date step by step (refresh_rank /
