@@ -51,7 +51,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       st.threads.push_back(ThreadState{0, next++, root});
     }
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
-      st.streams.push_back(StreamState{next++, {}, root});
+      st.streams.push_back(StreamState{next++, {}, root, std::uint64_t{1} << ((rank.threads.size() + k) & 63), 0});
     }
     const std::span<std::uint32_t> op_base_of_rank = op_base.add_row(rank.threads.size());
     const std::span<std::uint32_t> op_number_of_rank = op_number.add_row(rank.threads.size());
@@ -86,6 +86,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
         }
       }
     }
+    for (std::size_t k = 0; k < rank.streams.size(); ++k) st.streams[k].syncers = by_stream[k];
     st.latest_record.resize(rank.events.size());
     st.per_comm.resize(s.comms.size());
     st.flag_signals.resize(rank.flags.size());
@@ -108,7 +109,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     const std::span<LaneRef> refs = lane_refs.add_row(rank.threads.size() + rank.streams.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
       const std::vector<Op>& program = rank.threads[t].program;
-      refs[t] = LaneRef{&ranks[r].threads[t], program.data(), static_cast<std::uint32_t>(program.size()), 0, nullptr};
+      refs[t] = LaneRef{&ranks[r].threads[t], program.data(), static_cast<std::uint32_t>(program.size()), 0, nullptr, op_number[r][t]};
     }
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
       refs[rank.threads.size() + k] = LaneRef{nullptr, nullptr, 0, static_cast<std::uint32_t>(k), &ranks[r].streams[k].queue};
@@ -116,6 +117,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   }
   fresh.assign(most_lanes, Action{});
   lane_bits_ok = most_lanes <= 64;
+  build_op_plans(*this);
   if (lane_bits_ok) lane_bits.resize(s.ranks.size());
   comms.resize(s.comms.size());
   comm_lanes.reserve(s.comms.size());

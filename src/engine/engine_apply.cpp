@@ -66,7 +66,6 @@ struct Applier {
   static bool runs_when_at_head(OpKind kind) {
     return !is_comm_op(kind) && kind != OpKind::stream_wait_event && kind != OpKind::work_wait;
   }
-  std::uint64_t stream_lane(RankId r, StreamId k) const { return lane_bit(st.ranks[r].threads.size() + k); }
   /// Every thread lane of rank r.
   std::uint64_t thread_lanes(RankId r) const { return lanes_below(st.ranks[r].threads.size()); }
 
@@ -138,11 +137,11 @@ struct Applier {
   /// The access event of an op, to the observers that watch it (Observer::Events::access_ops):
   /// built only when one does. The test is inlined where an op accesses memory, the event out of
   /// line: a call's register saves were most of what an unwatched access cost.
-  [[gnu::always_inline]] void notify_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref,
-                                            const Action& a, const Op& op) {
+  [[gnu::always_inline]] void notify_access(RankId r, ActorId actor, const VectorClock& clock, const QueuedOp& q,
+                                            const Action& a) {
+    const Op& op = *q.op;
     if (op.reads.empty() && op.writes.empty()) return;
-    const std::uint32_t number = number_of(ref);
-    if (st.watched_accesses.contains(number)) deliver_access(r, actor, clock, ref, a, op, number);
+    if (st.watched_accesses.contains(q.number)) deliver_access(r, actor, clock, q.ref, a, op, q.number);
   }
   [[gnu::noinline]] void deliver_access(RankId r, ActorId actor, const VectorClock& clock, const OpRef& ref, const Action& a,
                                         const Op& op, std::uint32_t number) {
@@ -158,6 +157,8 @@ struct Applier {
     ThreadState& thread = *lane.thread;
     const OpRef ref{a.rank, a.lane, thread.pc};
     const Op& op = lane.program[thread.pc];
+    const std::uint32_t number = lane.first_number + thread.pc;
+    const OpPlan& plan = st.op_plans[number];
     ++thread.pc;
     thread.clock.tick(thread.actor);
     record_op(ref);
@@ -173,12 +174,12 @@ struct Applier {
     } else {
       // Built in its slot at the stream's tail, not moved there: nothing reads the queue before
       // the issue is done.
-      Fifo<QueuedOp>& queue = rank.streams[op.stream].queue;
+      Fifo<QueuedOp>& queue = *plan.queue;
       // Behind a head that is not a comm op, a new op changes no lane but the thread's: the head
       // stays, and a stream that was busy stays busy. A comm head's join may wait for its group.
-      if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= stream_lane(a.rank, op.stream);
-      if (queue.empty()) lanes |= st.stream_syncers[a.rank][op.stream];  // drained no more
-      QueuedOp& q = queue.emplace_back(ref, &op, thread.clock);  // the rest as a new QueuedOp has it
+      if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= plan.stream_bit;
+      if (queue.empty()) lanes |= plan.stream_syncers;  // drained no more
+      QueuedOp& q = queue.emplace_back(ref, number, &op, thread.clock);  // the rest as a new QueuedOp has it
       q.issue_step = st.step;
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
@@ -207,9 +208,7 @@ struct Applier {
         record_comm(op.comm, seq);
       }
     }
-    if (!is_host_op(op.kind) && only_lane(lane_bit(a.lane))) {
-      kept = thread.pc < lane.program_size && !is_host_op(lane.program[thread.pc].kind);
-    }
+    if (!is_host_op(op.kind) && only_lane(lane_bit(a.lane))) kept = plan.next_is_device;
     // Most issues (kernels, copies, records) have no observer: no event is built for them.
     const std::vector<Observer*>& observers = is_comm_op(op.kind) ? st.comm_issue_observers : st.issue_observers;
     if (observers.empty()) return;
@@ -263,7 +262,7 @@ struct Applier {
     name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
     touch_op(q.ref, true, true);  // after its issue; for a record, this is its done flag and clock
-    lanes |= stream_lane(a.rank, a.lane);  // a new head
+    lanes |= stream.lane_bit;  // a new head
     switch (op.kind) {
       case OpKind::event_record:
         lanes |= st.event_waiters[a.rank][op.event] | st.event_syncers[a.rank][op.event];  // waits on it may run
@@ -276,15 +275,20 @@ struct Applier {
         if (q.record) touch_key(q.record->op_key, false, mutant() != Mutant::ignore_event_waits);
         break;
       default:
-        run_kernel(op, rank.buffers, mutant());
+        if (const OpPlan& plan = st.op_plans[q.number]; plan.has_views) {
+          const std::span<const std::span<float>> views(st.kernel_views.data() + plan.first_view, op.reads.size() + op.writes.size());
+          run_kernel(op, KernelViews{views.first(op.reads.size()), views.subspan(op.reads.size())}, mutant());
+        } else {
+          run_kernel(op, rank.buffers, mutant());
+        }
         touch_buffers(a.rank, op);
         record_written(a.rank, op);
-        notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
+        notify_access(a.rank, stream.actor, stream.clock, q, a);
     }
     stream.queue.pop_front();
     if (stream.queue.empty()) {
-      lanes |= st.stream_syncers[a.rank][a.lane];  // drained: syncs may return
-    } else if (only_lane(stream_lane(a.rank, a.lane))) {
+      lanes |= stream.syncers;  // drained: syncs may return
+    } else if (only_lane(stream.lane_bit)) {
       kept = runs_when_at_head(stream.queue.front().op->kind);
     }
   }
@@ -292,7 +296,7 @@ struct Applier {
   void join(const Action& a) {
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
-    lanes |= stream_lane(a.rank, a.lane);  // its head has joined
+    lanes |= stream.lane_bit;  // its head has joined
     if (is_p2p(stream.queue.front().op->kind)) return join_p2p(a);
     QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
@@ -320,7 +324,7 @@ struct Applier {
     Rendezvous& rv = st.comms[op.comm].rendezvous(q.seq, comm.members.size());
     rv.members[static_cast<std::size_t>(member)] = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order};
     ++rv.joined;
-    notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
+    notify_access(a.rank, stream.actor, stream.clock, q, a);
   }
 
   /// Starts the p2p op at the stream's head, with the rest of its group: each op takes its
@@ -356,7 +360,7 @@ struct Applier {
       const bool send = op.kind == OpKind::send;
       P2pPair& pair = st.comms[op.comm].p2p[send ? P2pKey{a.rank, peer, q.seq} : P2pKey{peer, a.rank, q.seq}];
       (send ? pair.send : pair.recv) = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order};
-      notify_access(a.rank, stream.actor, stream.clock, q.ref, a, op);
+      notify_access(a.rank, stream.actor, stream.clock, q, a);
     }
   }
 

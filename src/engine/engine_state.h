@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -28,9 +29,11 @@ struct RecordState {
 struct QueuedOp {
   QueuedOp() = default;
   /// A newly issued op, built in its slot: the issue sets the rest as the op's kind needs.
-  QueuedOp(const OpRef& issued, const Op* issued_op, const VectorClock& clock) : ref(issued), op(issued_op), issue_clock(clock) {}
+  QueuedOp(const OpRef& issued, std::uint32_t issued_number, const Op* issued_op, const VectorClock& clock)
+      : ref(issued), number(issued_number), op(issued_op), issue_clock(clock) {}
 
   OpRef ref;
+  std::uint32_t number = 0;  ///< the op's OpSite::number: its OpPlan, its access test
   const Op* op = nullptr;
   VectorClock issue_clock;                    ///< the issuing thread's clock at issue
   RecordState* record = nullptr;              ///< event_record: its record; waits: the awaited one (in State::records)
@@ -54,6 +57,10 @@ struct StreamState {
   ActorId actor = 0;
   Fifo<QueuedOp> queue;
   VectorClock clock;
+  /// Its lane's bit (State::LaneBits; beyond 64 lanes some bit, unread) and the threads that
+  /// synchronize on it (State::stream_syncers): what its executes and joins mark changed.
+  std::uint64_t lane_bit = 0;
+  std::uint64_t syncers = 0;
 };
 
 /// One rank's counts on one communicator. One struct, not a list per count: a rank's lists are
@@ -143,6 +150,31 @@ struct LaneRef {
   std::uint32_t program_size = 0;
   std::uint32_t stream = 0;              ///< a stream lane's stream id
   const Fifo<QueuedOp>* queue = nullptr; ///< a stream lane's queue
+  std::uint32_t first_number = 0;        ///< a thread lane's first op's OpSite::number
+};
+
+/// What the steps of one op would otherwise look up each time, found once when the engine is
+/// built (op_plans.cpp): a step then reads a row of State::op_plans instead of walking the
+/// rank's tables to the op's stream, lane bit and synchronizing threads, or its buffers.
+struct OpPlan {
+  /// A device op's stream: its queue, its lane's bit (State::LaneBits) and the threads that
+  /// synchronize on it (State::stream_syncers). Null and zero for a host op.
+  Fifo<QueuedOp>* queue = nullptr;
+  std::uint64_t stream_bit = 0;
+  std::uint64_t stream_syncers = 0;
+  /// The thread's next op exists and is a device op (Applier::kept after this op's issue).
+  bool next_is_device = false;
+  /// A kernel whose ranges lie in its rank's buffers and are as many as it indexes: its views,
+  /// reads then writes, are State::kernel_views from `first_view` on. Any other kernel runs
+  /// through the checked path (run_kernel over the buffers), which reports the bad range when
+  /// the kernel runs, as it did before there were plans.
+  bool has_views = false;
+  std::uint32_t first_view = 0;
+};
+
+/// A kernel's buffer ranges as views of its rank's buffers (OpPlan).
+struct KernelViews {
+  std::span<const std::span<float>> reads, writes;
 };
 
 struct Engine::State {
@@ -197,6 +229,11 @@ struct Engine::State {
   /// Per rank, per lane: where its thread and program, or its queue, are (LaneRef). Points into
   /// `ranks` and the scenario, neither of which changes shape after construction.
   PerRank<LaneRef> lane_refs;
+  /// Per op, by OpSite::number (OpPlan), and the kernels' views of their buffers, which keep
+  /// their places: a buffer is sized once, when the engine is built, and reset() rewrites it in
+  /// place.
+  std::vector<OpPlan> op_plans;
+  std::vector<std::span<float>> kernel_views;
   /// The last apply()'s refresh (Engine::last_refreshed): one acting rank, or a completed
   /// collective's members (refreshed_members), and the communicator rechecked.
   RankId refreshed_rank = 0;
@@ -273,7 +310,15 @@ enum class ObjectType : std::uint64_t {
 };
 std::uint64_t object_key(ObjectType type, std::uint32_t rank, std::uint32_t index);
 
-/// Runs a kernel / copy / scale update on one rank's buffers.
+/// Fills State::op_plans and kernel_views (op_plans.cpp), once the rest of the state is built.
+void build_op_plans(Engine::State& st);
+
+/// Whether `op` is a kernel with at least the ranges run_kernel indexes (copy: a write for every
+/// read), so that views of them can be found before it runs (OpPlan).
+bool kernel_has_its_ranges(const Op& op);
+/// Runs a kernel / copy / scale update on views of its ranges (from its OpPlan).
+void run_kernel(const Op& op, const KernelViews& views, Mutant mutant);
+/// The same on one rank's buffers, each range checked as it is viewed (a kernel without views).
 void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant);
 
 /// Computes and writes the outputs of a completed collective on every joined member.

@@ -60,43 +60,55 @@ class CollectiveResult {
 
 }  // namespace
 
-void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant) {
+bool kernel_has_its_ranges(const Op& op) {
+  switch (op.kind) {
+    case OpKind::fill: return !op.writes.empty();
+    case OpKind::local_amax: return !op.reads.empty() && !op.writes.empty() && op.writes[0].count > 0;
+    case OpKind::fp8_cast: return op.reads.size() >= 2 && op.reads[1].count > 0 && !op.writes.empty();
+    case OpKind::copy: return op.writes.size() >= op.reads.size();
+    case OpKind::scale_update: return op.writes.size() >= 3;
+    default: return false;  // not a kernel
+  }
+}
+
+void run_kernel(const Op& op, const KernelViews& views, Mutant mutant) {
   switch (op.kind) {
     case OpKind::fill: {
-      auto out = view(buffers, op.writes.at(0));
+      const std::span<float> out = views.writes[0];
       AMAX_CHECK(op.values.size() == out.size(), "fill values do not match its range");
       std::copy(op.values.begin(), op.values.end(), out.begin());
       return;
     }
-    case OpKind::local_amax: {
-      auto in = view(buffers, op.reads.at(0));
-      view(buffers, op.writes.at(0))[0] = abs_max(in);
-      return;
-    }
-    case OpKind::fp8_cast: {
-      auto in = view(buffers, op.reads.at(0));
-      const float scale = view(buffers, op.reads.at(1))[0];
-      cast_to_fp8(in, scale, view(buffers, op.writes.at(0)), op.format);
-      return;
-    }
+    case OpKind::local_amax: views.writes[0][0] = abs_max(views.reads[0]); return;
+    case OpKind::fp8_cast: cast_to_fp8(views.reads[0], views.reads[1][0], views.writes[0], op.format); return;
     case OpKind::copy: {
-      for (std::size_t i = 0; i < op.reads.size(); ++i) {
+      for (std::size_t i = 0; i < views.reads.size(); ++i) {
         // memmove, so overlapping ranges behave like a device memcpy of a snapshot (it copies as
         // if through a temporary, without allocating one per copy).
-        auto in = view(buffers, op.reads[i]);
-        auto out = view(buffers, op.writes.at(i));
+        const std::span<const float> in = views.reads[i];
+        const std::span<float> out = views.writes[i];
         AMAX_CHECK(out.size() >= in.size(), "copy writes fewer elements than it reads");
         std::memmove(out.data(), in.data(), in.size() * sizeof(float));
       }
       return;
     }
     case OpKind::scale_update:
-      amax_and_scale_update(op.scale, view(buffers, op.writes.at(0)), view(buffers, op.writes.at(1)),
-                            view(buffers, op.writes.at(2)), mutant != Mutant::skip_finite_check);
+      amax_and_scale_update(op.scale, views.writes[0], views.writes[1], views.writes[2], mutant != Mutant::skip_finite_check);
       return;
     default:
       AMAX_CHECK(false, std::string("not a kernel: ") + to_string(op.kind));
   }
+}
+
+void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant) {
+  // Each range checked as it is viewed; then the ranges the kernel indexes.
+  std::vector<std::span<float>> views;
+  for (const Range& range : op.reads) views.push_back(view(buffers, range));
+  for (const Range& range : op.writes) views.push_back(view(buffers, range));
+  const bool kernel = moves_data(op.kind) && !is_comm_op(op.kind);
+  AMAX_CHECK(!kernel || kernel_has_its_ranges(op), "kernel " + op.name + " lacks a range it reads or writes");
+  const std::span<const std::span<float>> all(views);
+  run_kernel(op, KernelViews{all.first(op.reads.size()), all.subspan(op.reads.size())}, mutant);
 }
 
 void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks) {
