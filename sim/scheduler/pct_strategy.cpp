@@ -69,19 +69,22 @@ void PctStrategy::grow_slots() {
 void PctStrategy::attach(const Engine& engine) {
   // Laid out again at every attach (a pass over the ranks, once a run): a scenario at the
   // address of an earlier one need not have its shape. The table is kept when the layout is.
+  // Compared with the last layout as it is written over, without a copy of it (a run's attach
+  // allocates nothing when the layout is kept).
   const Scenario& s = engine.scenario();
-  const std::vector<std::uint32_t> old_base = lane_base_, old_threads = threads_;
-  lane_base_.clear();
-  threads_.clear();
+  bool same_layout = layout_of_ != nullptr && lane_base_.size() == s.ranks.size();
+  lane_base_.resize(s.ranks.size());
+  stream_base_.resize(s.ranks.size());
   std::uint32_t next = 0;
-  for (const Rank& rank : s.ranks) {
-    lane_base_.push_back(next);
-    threads_.push_back(static_cast<std::uint32_t>(rank.threads.size()));
-    next += static_cast<std::uint32_t>(rank.threads.size() + rank.streams.size());
+  for (std::size_t r = 0; r < s.ranks.size(); ++r) {
+    const auto threads = static_cast<std::uint32_t>(s.ranks[r].threads.size());
+    same_layout = same_layout && lane_base_[r] == next && stream_base_[r] == next + threads;
+    lane_base_[r] = next;
+    stream_base_[r] = next + threads;
+    next += threads + static_cast<std::uint32_t>(s.ranks[r].streams.size());
   }
   const std::size_t table_size = next + s.comms.size();
-  if (!layout_of_ || lane_base_ != old_base || threads_ != old_threads || comm_base_ != next ||
-      dense_priority_.size() != table_size) {
+  if (!same_layout || comm_base_ != next || dense_priority_.size() != table_size) {
     dense_priority_.assign(table_size, 0);
   }
   comm_base_ = next;
@@ -98,7 +101,7 @@ inline std::size_t PctStrategy::dense_index(const Action& action) const {
   switch (action.kind) {
     case ActionKind::issue: return lane_base_[action.rank] + action.lane;
     case ActionKind::execute:
-    case ActionKind::join: return lane_base_[action.rank] + threads_[action.rank] + action.lane;
+    case ActionKind::join: return stream_base_[action.rank] + action.lane;
     case ActionKind::complete: break;
   }
   return comm_base_ + action.lane;
@@ -137,11 +140,13 @@ std::uint64_t PctStrategy::priority_by_key(std::uint64_t actor) {
 }
 
 inline std::size_t PctStrategy::highest(std::span<const Action> options) {
+  // Every priority is at least 1 (change points lower to 1..d-1, drawn ones lie above d - 1), so
+  // the first option beats the 0 it starts from, and a tie keeps the earlier option.
   std::size_t best = 0;
   std::uint64_t best_priority = 0;
   for (std::size_t i = 0; i < options.size(); ++i) {
     const std::uint64_t priority = priority_of(options[i]);
-    if (i == 0 || priority > best_priority) {
+    if (priority > best_priority) {
       best = i;
       best_priority = priority;
     }

@@ -77,9 +77,10 @@ class PctStrategy final : public Strategy {
   void grow_slots();
   std::optional<SampledRuns> runs_;
   /// The dense table of an attached strategy: actor index -> priority (0: none drawn yet).
-  /// A rank's threads, then its streams, rank by rank (lane_base_), then the communicators.
+  /// A rank's threads (from lane_base_), then its streams (from stream_base_), rank by rank, then
+  /// the communicators.
   const Scenario* layout_of_ = nullptr;  ///< the last attached scenario; null: unattached
-  std::vector<std::uint32_t> lane_base_, threads_;
+  std::vector<std::uint32_t> lane_base_, stream_base_;
   std::uint32_t comm_base_ = 0;
   std::vector<std::uint64_t> dense_priority_;
   std::size_t dense_index(const Action& action) const;

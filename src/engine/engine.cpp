@@ -268,8 +268,8 @@ bool collective_ready(const Engine::State& st, CommId c) {
   if (st.options.mutant == Mutant::complete_without_all_members) return rv.joined > 0;
   if (rv.joined != rv.members.size()) return false;
   const Op* first = rv.members.front()->op;
-  for (const auto& m : rv.members) {
-    if (!collectives_agree(*first, *m->op)) return false;
+  for (std::size_t i = 1; i < rv.members.size(); ++i) {
+    if (!collectives_agree(*first, *rv.members[i]->op)) return false;
   }
   return true;
 }
