@@ -139,7 +139,11 @@ class Block {
         if (failed && capture_ && i < lowest_failing_.load()) {
           summary.failing = std::make_unique<FailingRun>(
               FailingRun{0, strategy.seed(), strategy.name(), strategy.parameters(), RunResult{}});
+          // Its choices, if recorded; else what it found, to check the run made again against.
           summary.failing->run.choices = std::move(run.choices);
+          summary.failing->run.outcome = run.outcome;
+          summary.failing->run.step_count = run.step_count;
+          summary.failing->run.hazards = run.hazards;
         }
         summary.outcome = run.outcome;
         summary.steps = run.step_count;
@@ -195,13 +199,30 @@ class Block {
   FirstError error_;
 };
 
-/// Re-runs the first failing run with steps recorded, by replaying its choices (no deadline:
-/// it already ran in time once).
-void record_steps_of(const Scenario& scenario, const RunOptions& run_options, FailingRun& failing) {
-  ReplayStrategy replay(std::move(failing.run.choices));
+std::vector<std::string> hazard_keys(const RunResult& run) {
+  std::vector<std::string> keys;
+  for (const Hazard& h : run.hazards) keys.push_back(h.key());
+  return keys;
+}
+
+/// Re-runs the first failing run with steps recorded (no deadline: it already ran in time once):
+/// by replaying its choices, or, where the runs kept none, as run `index` of `strategy` again
+/// (Strategy::runs_again_alike), which must find what it found the first time.
+void record_steps_of(const Scenario& scenario, const RunOptions& run_options, Strategy& strategy, FailingRun& failing) {
   RunOptions recorded = run_options;
   recorded.record_steps = true;
+  recorded.record_choices = true;
   recorded.deadline.reset();
+  if (!run_options.record_choices) {
+    const RunResult found = std::move(failing.run);
+    AMAX_CHECK(strategy.begin_run(failing.index), fmt::format("failing run {} cannot be started again", failing.index));
+    failing.run = run_once(scenario, strategy, recorded);
+    AMAX_CHECK(failing.run.outcome == found.outcome && failing.run.step_count == found.step_count &&
+                   hazard_keys(failing.run) == hazard_keys(found),
+               fmt::format("failing run {} made again did not run as it did", failing.index));
+    return;
+  }
+  ReplayStrategy replay(std::move(failing.run.choices));
   try {
     failing.run = run_once(scenario, replay, recorded);
   } catch (const InputError& e) {
@@ -214,15 +235,16 @@ void record_steps_of(const Scenario& scenario, const RunOptions& run_options, Fa
 ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   const StrategyEntry& entry = strategy_entry(options.strategy);
   ExploreClock clock(options.time_budget_s, options.progress, entry.coverage == Coverage::sampled ? options.runs : 0);
-  const RunOptions run_options = run_options_for(scenario, options, clock);
   const unsigned jobs = entry.runs == RunOrder::independent ? std::max(1U, options.jobs) : 1U;
   std::vector<std::unique_ptr<Strategy>> strategies;
+  for (unsigned j = 0; j < jobs; ++j) strategies.push_back(make_strategy(scenario, options));
+  RunOptions run_options = run_options_for(scenario, options, clock);
+  // Only the first failing run's choices are needed: a strategy that can make it again need
+  // not have any run keep them (record_steps_of makes it again).
+  run_options.record_choices = !strategies.front()->runs_again_alike();
   // One engine per worker, reset between its runs.
   std::vector<std::unique_ptr<Runner>> runners;
-  for (unsigned j = 0; j < jobs; ++j) {
-    strategies.push_back(make_strategy(scenario, options));
-    runners.push_back(std::make_unique<Runner>(scenario, run_options));
-  }
+  for (unsigned j = 0; j < jobs; ++j) runners.push_back(std::make_unique<Runner>(scenario, run_options));
 
   ExploreResult result;
   Merger merger(result);
@@ -258,7 +280,7 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   if (options.stop_at_first && first_failure) result.coverage_complete = false;  // it stopped there
   if (first_failure) {
     if (options.before_recording) options.before_recording();
-    record_steps_of(scenario, run_options, *first_failure);
+    record_steps_of(scenario, run_options, *strategies.front(), *first_failure);
     result.first_failure = std::move(first_failure);
   }
   result.coverage = entry.coverage;

@@ -46,6 +46,8 @@ class PctStrategy final : public Strategy {
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
   StepDetail step_needs() const override { return StepDetail{false, false, false, false}; }
+  /// Run i is the run of its sampled seed (SampledRuns::run_seed).
+  bool runs_again_alike() const override { return runs_.has_value(); }
   bool begin_run(std::uint64_t index) override;
   std::uint64_t seed() const override { return options_.seed; }
 

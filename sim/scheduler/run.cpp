@@ -64,7 +64,7 @@ RunResult Runner::run(Strategy& strategy) {
   std::size_t next_check = 0;
   RunResult result;
   // Runs of one scenario are about as long as each other: one allocation for the choices.
-  result.choices.reserve(last_step_count_);
+  if (options.record_choices) result.choices.reserve(last_step_count_);
   for (;;) {
     const std::vector<Action>& enabled = engine.enabled();
     if (enabled.empty()) {
@@ -100,7 +100,7 @@ RunResult Runner::run(Strategy& strategy) {
       break;
     }
     AMAX_CHECK(chosen < enabled.size(), "a strategy picked an option that does not exist");
-    result.choices.push_back(Choice{ChoiceKind::next_action, enabled.size(), chosen});
+    if (options.record_choices) result.choices.push_back(Choice{ChoiceKind::next_action, enabled.size(), chosen});
     if (options.record_steps) {
       Step step = engine.apply_enabled(chosen);
       strategy.on_step(step);

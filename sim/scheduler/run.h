@@ -36,6 +36,9 @@ struct RunOptions {
   /// engine then builds only the parts of each Step the strategy reads (Strategy::step_needs)
   /// instead of engine.step_detail.
   bool record_steps = true;
+  /// Keep every Choice in the result. An exploration turns it off for a strategy whose runs can
+  /// be made again alike (Strategy::runs_again_alike): only a failing run's are needed.
+  bool record_choices = true;
   /// The detectors attached to the run (src/detectors/detector.h); the factories must outlive it.
   std::span<const DetectorFactory> detectors = default_detectors();
 };
@@ -71,7 +74,7 @@ bool parse_run_outcome(const std::string& text, RunOutcome& out);
 struct RunResult {
   RunOutcome outcome = RunOutcome::finished;
   std::size_t step_count = 0;
-  std::vector<Choice> choices;  ///< one per step, always recorded
+  std::vector<Choice> choices;  ///< one per step when RunOptions::record_choices
   std::vector<Step> steps;      ///< one per step when RunOptions::record_steps
   std::vector<Hazard> hazards;  ///< distinct by Hazard::key(), in the detectors' order
   std::vector<Stuck> stuck;     ///< what was blocked when the run got stuck

@@ -91,6 +91,10 @@ class Strategy {
   virtual void end_run(const RunResult& /*run*/) {}
   /// The seed of the current run (the traces' "seed"); 0 for a strategy without one.
   virtual std::uint64_t seed() const { return 0; }
+  /// Whether begin_run(i) always starts the same run i, whatever ran before (its choices follow
+  /// from i): an exploration then records no run's choices, and makes the failing run it reports
+  /// again instead (explore.cpp).
+  virtual bool runs_again_alike() const { return false; }
   /// Adds what the strategy knows to the result of its exploration, once its runs are over
   /// (called on one instance; a strategy with independent runs must not depend on which):
   /// statistics, whether it covered every schedule, what cut it short, figures of its runs.

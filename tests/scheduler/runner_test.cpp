@@ -6,7 +6,9 @@
 #include <chrono>
 
 #include "model/builder.h"
+#include "scheduler/explore.h"
 #include "scheduler/pct_strategy.h"
+#include "scheduler/replay_strategy.h"
 #include "scheduler/random_strategy.h"
 #include "scheduler/run.h"
 #include "scenarios.h"
@@ -102,6 +104,51 @@ TEST(Runner, a_run_ends_at_its_cap_or_at_the_first_clock_step_past_its_deadline)
       const RunResult result = runner.run(random);
       EXPECT_EQ(result.outcome, c.outcome) << "cap " << c.max_steps << ", run " << run;
       EXPECT_EQ(result.step_count, c.steps) << "cap " << c.max_steps << ", run " << run;
+    }
+  }
+}
+
+TEST(Runner, a_run_that_records_no_choices_makes_the_same_run) {
+  const Scenario s = testing::wait_after_copy(3);
+  RunOptions keep, drop;
+  keep.record_steps = drop.record_steps = false;
+  drop.record_choices = false;
+  Runner keeping(s, keep), dropping(s, drop);
+  for (std::uint64_t seed = 0; seed < 8; ++seed) {
+    RandomStrategy a(seed), b(seed);
+    const RunResult kept = keeping.run(a), dropped = dropping.run(b);
+    EXPECT_EQ(kept.choices.size(), kept.step_count);
+    EXPECT_TRUE(dropped.choices.empty());
+    EXPECT_EQ(kept.outcome, dropped.outcome);
+    EXPECT_EQ(kept.step_count, dropped.step_count);
+    EXPECT_EQ(keys(kept), keys(dropped));
+  }
+}
+
+// Random and PCT runs keep no choices in an exploration (Strategy::runs_again_alike): the failing
+// run it reports is made again, with its steps and choices, and must be the run that failed.
+// Its choices, replayed, give its steps and hazards.
+TEST(Explore, the_failing_run_made_again_is_the_run_that_failed) {
+  const Scenario s = testing::wait_after_copy(3);
+  EXPECT_TRUE(RandomStrategy(SampledRuns{1, 100}).runs_again_alike());
+  EXPECT_FALSE(RandomStrategy(1).runs_again_alike()) << "without sampled runs, run 0 cannot be started again";
+  for (const char* strategy : {"random", "pct"}) {
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      ExploreOptions options;
+      options.strategy = strategy;
+      options.seed = seed;
+      options.runs = 200;
+      const ExploreResult result = explore(s, options);
+      ASSERT_TRUE(result.first_failure.has_value()) << strategy << " seed " << seed;
+      const RunResult& failing = result.first_failure->run;
+      ASSERT_EQ(failing.choices.size(), failing.step_count) << strategy;
+      ASSERT_EQ(failing.steps.size(), failing.step_count) << strategy;
+      ASSERT_FALSE(failing.hazards.empty()) << strategy;
+      ReplayStrategy replay(failing.choices);
+      const RunResult replayed = run_once(s, replay);
+      EXPECT_EQ(keys(replayed), keys(failing)) << strategy << " seed " << seed;
+      ASSERT_EQ(replayed.steps.size(), failing.steps.size());
+      for (std::size_t i = 0; i < failing.steps.size(); ++i) EXPECT_EQ(replayed.steps[i].op_name, failing.steps[i].op_name);
     }
   }
 }
