@@ -27,6 +27,7 @@ template <class MakeStrategy>
 void schedules_per_second(benchmark::State& state, const Scenario& scenario, MakeStrategy make) {
   RunOptions options;
   options.record_steps = false;
+  options.record_choices = false;  // as an exploration runs random and PCT (Strategy::runs_again_alike)
   std::uint64_t run = 0, steps = 0;
   Runner runner(scenario, options);  // as an exploration's worker runs them: one engine, reset
   for (auto _ : state) {
