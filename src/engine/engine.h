@@ -148,7 +148,9 @@ class Engine {
   Step apply_enabled(std::size_t index);
   /// The same, recording the step in the engine's own Step instead of a new one: reused from
   /// step to step, so its strings and lists keep their memory (a run that keeps no steps
-  /// builds and frees none). Valid until the next step or reset().
+  /// builds and frees none). Valid until the next step or reset(). Where the options ask nothing
+  /// of a Step (StepDetail::any() false) and plant no mutant, the step takes its lean form and
+  /// the Step holds nothing of it.
   const Step& step_enabled(std::size_t index);
   /// Tells observers the run ended. Call once, when enabled() is empty.
   void finish();
