@@ -28,7 +28,6 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
   op_base.reserve(s.ranks.size(), threads);
   op_number.reserve(s.ranks.size(), threads);
   thread_lanes.reserve(s.ranks.size(), threads);
-  stream_syncers.reserve(s.ranks.size(), streams);
   stream_lanes.reserve(s.ranks.size(), streams);
   event_syncers.reserve(s.ranks.size(), events);
   event_waiters.reserve(s.ranks.size(), events);
@@ -62,7 +61,6 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       ops += static_cast<std::uint32_t>(rank.threads[t].program.size());
     }
     scenario_ops += ops;
-    const std::span<std::uint64_t> by_stream = stream_syncers.add_row(rank.streams.size(), 0);
     const std::span<std::uint64_t> by_event = event_syncers.add_row(rank.events.size(), 0);
     const std::span<std::uint64_t> waiters = event_waiters.add_row(rank.events.size(), 0);
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
@@ -74,11 +72,11 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
           if (lane < 64) waiters[op.event] |= std::uint64_t{1} << lane;
         }
         if (op.kind == OpKind::stream_synchronize) {
-          AMAX_CHECK(op.stream < by_stream.size(), "stream_synchronize names a stream the rank does not have");
-          by_stream[op.stream] |= bit;
+          AMAX_CHECK(op.stream < st.streams.size(), "stream_synchronize names a stream the rank does not have");
+          st.streams[op.stream].syncers |= bit;
         }
         if (op.kind == OpKind::device_synchronize) {
-          for (auto& syncers : by_stream) syncers |= bit;
+          for (StreamState& stream : st.streams) stream.syncers |= bit;
         }
         if (op.kind == OpKind::event_synchronize) {
           AMAX_CHECK(op.event < by_event.size(), "event_synchronize names an event the rank does not have");
@@ -86,7 +84,6 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
         }
       }
     }
-    for (std::size_t k = 0; k < rank.streams.size(); ++k) st.streams[k].syncers = by_stream[k];
     st.latest_record.resize(rank.events.size());
     st.per_comm.resize(s.comms.size());
     st.flag_signals.resize(rank.flags.size());

@@ -89,8 +89,8 @@ struct Applier {
   /// A write of object `index` that disables another thread's synchronization when one of
   /// `syncers` other than `thread` synchronizes on it (Touch::disables). Worked out only when
   /// touches are on.
-  void touch_disabling(ObjectType type, RankId r, std::uint32_t index, const PerRank<std::uint64_t>& syncers, ThreadId thread) {
-    if (touches()) add_touch({object_key(type, r, index), true, false, others_sync(syncers[r][index], thread)});
+  void touch_disabling(ObjectType type, RankId r, std::uint32_t index, std::uint64_t syncers, ThreadId thread) {
+    if (touches()) add_touch({object_key(type, r, index), true, false, others_sync(syncers, thread)});
   }
   /// The queued_op object of one op (its ordinal on the rank).
   std::uint64_t op_key(const OpRef& ref) const {
@@ -183,14 +183,14 @@ struct Applier {
       q.issue_step = st.step;
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
-      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, st.stream_syncers, a.lane);
+      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, plan.stream_syncers, a.lane);
       touch_op(ref, true);
       if (op.kind == OpKind::event_record) {
         lanes |= st.event_syncers[a.rank][op.event];  // the event names another record now
         AMAX_CHECK(st.records.size() < st.records.capacity(), "more event records issued than the scenario has");
         q.record = &st.records.emplace_back(RecordState{op_key(ref), false, a.rank, op.stream, {}});
         rank.latest_record[op.event] = q.record;
-        touch_disabling(ObjectType::event, a.rank, op.event, st.event_syncers, a.lane);
+        touch_disabling(ObjectType::event, a.rank, op.event, st.event_syncers[a.rank][op.event], a.lane);
       } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
         q.record = rank.latest_record[op.event];
         touch(ObjectType::event, a.rank, op.event, false);

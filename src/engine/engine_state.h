@@ -57,8 +57,10 @@ struct StreamState {
   ActorId actor = 0;
   Fifo<QueuedOp> queue;
   VectorClock clock;
-  /// Its lane's bit (State::LaneBits; beyond 64 lanes some bit, unread) and the threads that
-  /// synchronize on it (State::stream_syncers): what its executes and joins mark changed.
+  /// Its lane's bit (State::LaneBits; beyond 64 lanes some bit, unread), and the threads that
+  /// host-synchronize on it (stream_synchronize on it, or device_synchronize), a bit per thread
+  /// (threads beyond 64 share the top bit, which only makes Touch::disables more often true):
+  /// the lanes its steps may change.
   std::uint64_t lane_bit = 0;
   std::uint64_t syncers = 0;
 };
@@ -158,7 +160,7 @@ struct LaneRef {
 /// rank's tables to the op's stream, lane bit and synchronizing threads, or its buffers.
 struct OpPlan {
   /// A device op's stream: its queue, its lane's bit (State::LaneBits) and the threads that
-  /// synchronize on it (State::stream_syncers). Null and zero for a host op.
+  /// synchronize on it (StreamState::syncers). Null and zero for a host op.
   Fifo<QueuedOp>* queue = nullptr;
   std::uint64_t stream_bit = 0;
   std::uint64_t stream_syncers = 0;
@@ -202,10 +204,10 @@ struct Engine::State {
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
   PerRank<std::uint32_t> op_base;  ///< per rank, per thread: first op's ordinal on the rank
   PerRank<std::uint32_t> op_number;  ///< per rank, per thread: first op's OpSite::number
-  /// Per rank: which threads host-synchronize on each stream (stream_synchronize on it, or
-  /// device_synchronize) and on each event, as a bit per thread (threads beyond 64 share the
-  /// top bit, which only makes Touch::disables more often true).
-  PerRank<std::uint64_t> stream_syncers, event_syncers;
+  /// Per rank: which threads host-synchronize on each event, as a bit per thread (threads beyond
+  /// 64 share the top bit, which only makes Touch::disables more often true). A stream's are its
+  /// own (StreamState::syncers).
+  PerRank<std::uint64_t> event_syncers;
   /// Per rank, per event: the stream lanes (State::LaneBits; none beyond 64 lanes, where they go
   /// unread) whose stream holds a wait on the event: the streams a record of it can release.
   PerRank<std::uint64_t> event_waiters;

@@ -39,7 +39,7 @@ void build_op_plans(Engine::State& st) {
           plan.queue = &state.streams[op.stream].queue;
           // Beyond 64 lanes the bit goes unread (State::lane_bits_ok is false).
           plan.stream_bit = std::uint64_t{1} << ((rank.threads.size() + op.stream) & 63);
-          plan.stream_syncers = st.stream_syncers[r][op.stream];
+          plan.stream_syncers = state.streams[op.stream].syncers;
         }
         const auto in_rank = [&](const Range& range) { return in_bounds(state.buffers, range); };
         if (kernel_has_its_ranges(op) && std::all_of(op.reads.begin(), op.reads.end(), in_rank) &&
