@@ -45,6 +45,11 @@ void BM_RandomSchedules(benchmark::State& state) {
   schedules_per_second(state, s, [](std::uint64_t i) { return RandomStrategy(run_seed(1, i)); });
 }
 BENCHMARK(BM_RandomSchedules);
+void BM_SameRandomSchedule(benchmark::State& state) {
+  const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
+  schedules_per_second(state, s, [](std::uint64_t) { return RandomStrategy(run_seed(1, 7)); });
+}
+BENCHMARK(BM_SameRandomSchedule);
 
 void BM_PctSchedules(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);

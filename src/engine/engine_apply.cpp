@@ -151,7 +151,8 @@ struct Applier {
     }
   }
 
-  void issue(const Action& a) {
+  void issue(RankId rank_id, std::uint32_t thread_id) {
+    const Action a{ActionKind::issue, rank_id, thread_id};
     RankState& rank = st.ranks[a.rank];
     const LaneRef& lane = st.lane_refs[a.rank][a.lane];  // the thread and its program, found once
     ThreadState& thread = *lane.thread;
@@ -249,7 +250,8 @@ struct Applier {
     }
   }
 
-  void execute(const Action& a) {
+  void execute(RankId rank_id, std::uint32_t stream_id) {
+    const Action a{ActionKind::execute, rank_id, stream_id};
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
     // Popped at the end, not moved out first: nothing below touches the queue, and an op is
@@ -293,7 +295,8 @@ struct Applier {
     }
   }
 
-  void join(const Action& a) {
+  void join(RankId rank_id, std::uint32_t stream_id) {
+    const Action a{ActionKind::join, rank_id, stream_id};
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
     lanes |= stream.lane_bit;  // its head has joined
@@ -394,10 +397,9 @@ struct Applier {
     record_written(m.rank, *m.op);
   }
 
-  void complete(const Action& a) {
-    const CommId c = a.lane;
+  void complete(CommId c) {
     CommState& comm = st.comms[c];
-    if (!completes_collective(st, c)) return complete_p2p_pair(a);
+    if (!completes_collective(st, c)) return complete_p2p_pair(c);
     auto node = comm.pending.extract(comm.next_seq);
     Rendezvous& rv = node.mapped();
     const std::uint64_t seq = comm.next_seq++;
@@ -435,8 +437,7 @@ struct Applier {
 
   /// Completes the first ready send / recv pair of the communicator: the recv's range gets the
   /// send's data, and each side leaves its stream once the ops of its group ahead of it did.
-  void complete_p2p_pair(const Action& a) {
-    const CommId c = a.lane;
+  void complete_p2p_pair(CommId c) {
     CommState& comm = st.comms[c];
     const auto* ready = ready_pair(comm);
     AMAX_CHECK(ready != nullptr, "complete with no ready rendezvous");
@@ -530,6 +531,29 @@ const Step& Engine::step_enabled(std::size_t index) {
   return step;
 }
 
+Engine::StepsTaken Engine::run_steps(ActionPicker& picker, std::size_t max_steps) {
+  StepsTaken taken;
+  State& st = *state_;
+  while (taken.steps < max_steps) {
+    const std::vector<Action>& actions = enabled();
+    if (actions.empty()) break;
+    const std::size_t chosen = picker.pick(std::span<const Action>(actions));
+    if (chosen == ActionPicker::stop) {
+      taken.stopped = true;
+      break;
+    }
+    if (chosen >= actions.size()) no_such_action(chosen, actions.size());
+    if (st.lean) {
+      apply_checked<false>(actions[chosen], st.scratch_step);
+    } else {
+      clear_step(st.scratch_step, st.options.step_detail);
+      apply_checked<true>(actions[chosen], st.scratch_step);
+    }
+    ++taken.steps;
+  }
+  return taken;
+}
+
 // Inlined into its callers: as a call, its register saves and step_enabled's were a tenth of a
 // step's cost in the engine (issue 19).
 template <bool Full>
@@ -546,10 +570,10 @@ template <bool Full>
   }
   Applier<Full> applier{*this, st, step};
   switch (action.kind) {
-    case ActionKind::issue: applier.issue(action); break;
-    case ActionKind::execute: applier.execute(action); break;
-    case ActionKind::join: applier.join(action); break;
-    case ActionKind::complete: applier.complete(action); break;
+    case ActionKind::issue: applier.issue(action.rank, action.lane); break;
+    case ActionKind::execute: applier.execute(action.rank, action.lane); break;
+    case ActionKind::join: applier.join(action.rank, action.lane); break;
+    case ActionKind::complete: applier.complete(action.lane); break;
   }
   ++st.step;
   // Enabledness depends only on the acting rank's own state, plus rendezvous for collectives.

@@ -1,6 +1,7 @@
 // A Runner resets one engine and its detectors between runs: every run it makes is the run a
 // new engine with new detectors makes, whatever the runs before it did (hazards found, stuck,
 // cut short by the step cap).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -94,16 +95,55 @@ TEST(Runner, a_run_ends_at_its_cap_or_at_the_first_clock_step_past_its_deadline)
                         Case{3000, past, RunOutcome::step_limit, 3000},
                         Case{4095, past, RunOutcome::step_limit, 4095},
                         Case{9000, future, RunOutcome::step_limit, 9000}}) {
+    // Recording no choices, the engine loops over the steps up to each check (Engine::run_steps).
+    for (const bool record_choices : {true, false}) {
+      RunOptions options;
+      options.record_steps = false;
+      options.record_choices = record_choices;
+      options.max_steps = c.max_steps;
+      options.deadline = c.deadline;
+      Runner runner(s, options);
+      for (int run = 0; run < 2; ++run) {
+        RandomStrategy random(static_cast<std::uint64_t>(run));
+        const RunResult result = runner.run(random);
+        const std::string what = fmt::format("cap {}, run {}, choices {}", c.max_steps, run, record_choices);
+        EXPECT_EQ(result.outcome, c.outcome) << what;
+        EXPECT_EQ(result.step_count, c.steps) << what;
+      }
+    }
+  }
+}
+
+/// Random picks until `picks` were made, then Strategy::stop.
+class StopsAfter final : public Strategy {
+ public:
+  StopsAfter(std::uint64_t seed, std::size_t picks) : random_(seed), picks_(picks) {}
+  std::string name() const override { return "stops_after"; }
+  std::size_t pick(ChoiceKind kind, std::span<const Action> options) override {
+    if (picks_ == 0) return stop;
+    --picks_;
+    return random_.pick(kind, options);
+  }
+  StepDetail step_needs() const override { return random_.step_needs(); }
+
+ private:
+  RandomStrategy random_;
+  std::size_t picks_;
+};
+
+TEST(Runner, a_run_its_strategy_stops_ends_there_whether_or_not_it_records_choices) {
+  const Scenario s = testing::wait_after_copy(3);
+  for (const bool record_choices : {true, false}) {
     RunOptions options;
     options.record_steps = false;
-    options.max_steps = c.max_steps;
-    options.deadline = c.deadline;
+    options.record_choices = record_choices;
     Runner runner(s, options);
-    for (int run = 0; run < 2; ++run) {
-      RandomStrategy random(static_cast<std::uint64_t>(run));
-      const RunResult result = runner.run(random);
-      EXPECT_EQ(result.outcome, c.outcome) << "cap " << c.max_steps << ", run " << run;
-      EXPECT_EQ(result.step_count, c.steps) << "cap " << c.max_steps << ", run " << run;
+    for (const std::size_t picks : {std::size_t{0}, std::size_t{1}, std::size_t{7}}) {
+      StopsAfter strategy(picks, picks);
+      const RunResult result = runner.run(strategy);
+      EXPECT_EQ(result.outcome, RunOutcome::stopped) << picks << " picks, choices " << record_choices;
+      EXPECT_EQ(result.step_count, picks) << picks << " picks, choices " << record_choices;
+      EXPECT_EQ(result.choices.size(), record_choices ? picks : 0) << picks << " picks";
     }
   }
 }
