@@ -60,29 +60,36 @@ bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {
 }
 
 
-/// The action lane `lane` of rank `r` has now (threads first, then streams), if any. Inlined
-/// into refresh_rank, which asks it a few times a step: a call's register saves were a fifth of
-/// its cost.
-[[gnu::always_inline]] inline bool lane_action(const Engine::State& st, RankId r, std::uint32_t lane, Action& out) {
+/// Whether thread lane `lane` of rank `r` may issue now / what stream lane `lane` may do now
+/// (none: nothing). Inlined into refresh_rank, which asks them a few times a step: a call's
+/// register saves were a fifth of its cost.
+[[gnu::always_inline]] inline bool thread_lane_ready(const Engine::State& st, RankId r, std::uint32_t lane) {
+  const LaneRef& ref = st.lane_refs[r][lane];
+  const std::uint32_t pc = ref.thread->pc;
+  if (pc >= ref.program_size) return false;
+  const Op& op = ref.program[pc];
+  return !is_host_op(op.kind) || host_op_ready(st, r, op);
+}
+enum class StreamLane : std::uint8_t { none, execute, join };
+[[gnu::always_inline]] inline StreamLane stream_lane_action(const Engine::State& st, RankId r, std::uint32_t lane) {
+  const Fifo<QueuedOp>& queue = *st.lane_refs[r][lane].queue;
+  if (queue.empty()) return StreamLane::none;
+  const QueuedOp& head = queue.front();
+  if (is_comm_op(head.op->kind)) return head.joined || !may_join(st, r, queue) ? StreamLane::none : StreamLane::join;
+  return head_ready(st, r, head) ? StreamLane::execute : StreamLane::none;
+}
+
+/// The action lane `lane` of rank `r` has now (threads first, then streams), if any.
+bool lane_action(const Engine::State& st, RankId r, std::uint32_t lane, Action& out) {
   const LaneRef& ref = st.lane_refs[r][lane];
   if (ref.thread) {
-    const std::uint32_t pc = ref.thread->pc;
-    if (pc >= ref.program_size) return false;
-    const Op& op = ref.program[pc];
-    if (is_host_op(op.kind) && !host_op_ready(st, r, op)) return false;
+    if (!thread_lane_ready(st, r, lane)) return false;
     out = Action{ActionKind::issue, r, lane};
     return true;
   }
-  const Fifo<QueuedOp>& queue = *ref.queue;
-  if (queue.empty()) return false;
-  const QueuedOp& head = queue.front();
-  if (is_comm_op(head.op->kind)) {
-    if (head.joined || !may_join(st, r, queue)) return false;
-    out = Action{ActionKind::join, r, ref.stream};
-    return true;
-  }
-  if (!head_ready(st, r, head)) return false;
-  out = Action{ActionKind::execute, r, ref.stream};
+  const StreamLane action = stream_lane_action(st, r, lane);
+  if (action == StreamLane::none) return false;
+  out = Action{action == StreamLane::join ? ActionKind::join : ActionKind::execute, r, ref.stream};
   return true;
 }
 
@@ -257,13 +264,19 @@ void refresh_rank(Engine::State& st, RankId r, std::uint64_t lanes) {
   }
   const Engine::State::LaneBits old = st.lane_bits[r];
   Engine::State::LaneBits bits = old;
-  for (std::uint64_t rest = lanes; rest != 0; rest &= rest - 1) {
+  // Threads, then streams: two loops, so that no lane asks which of the two it is.
+  const std::uint64_t thread_bits = lanes_below(st.ranks[r].threads.size());
+  for (std::uint64_t rest = lanes & thread_bits; rest != 0; rest &= rest - 1) {
     const auto lane = static_cast<std::uint32_t>(std::countr_zero(rest));
     const std::uint64_t bit = std::uint64_t{1} << lane;
-    Action action;
-    const bool on = lane_action(st, r, lane, action);
-    bits.enabled = on ? bits.enabled | bit : bits.enabled & ~bit;
-    bits.join = on && action.kind == ActionKind::join ? bits.join | bit : bits.join & ~bit;
+    bits.enabled = thread_lane_ready(st, r, lane) ? bits.enabled | bit : bits.enabled & ~bit;
+  }
+  for (std::uint64_t rest = lanes & ~thread_bits; rest != 0; rest &= rest - 1) {
+    const auto lane = static_cast<std::uint32_t>(std::countr_zero(rest));
+    const std::uint64_t bit = std::uint64_t{1} << lane;
+    const StreamLane action = stream_lane_action(st, r, lane);
+    bits.enabled = action != StreamLane::none ? bits.enabled | bit : bits.enabled & ~bit;
+    bits.join = action == StreamLane::join ? bits.join | bit : bits.join & ~bit;
   }
   // Most steps leave the rank's actions as they were (a kernel ran, the next one is ready).
   if (bits.enabled != old.enabled || bits.join != old.join) rewrite_rank(st, r, old, bits);

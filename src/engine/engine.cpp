@@ -24,7 +24,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
           std::count_if(thread.program.begin(), thread.program.end(), [](const Op& op) { return op.kind == OpKind::event_record; }));
     }
   }
-  records.reserve(event_records);
+  records.resize(event_records);
   op_base.reserve(s.ranks.size(), threads);
   op_number.reserve(s.ranks.size(), threads);
   thread_lanes.reserve(s.ranks.size(), threads);
@@ -158,7 +158,7 @@ void Engine::State::reset(EngineOptions o) {
     st.p2p_issued.clear();
   }
   for (CommState& c : comms) c.reset();
-  records.clear();  // keeps its capacity: the pointers of the next run stay valid too
+  records_issued = 0;  // the records stay where they are: the next run's pointers are valid too
   step = 0;
   enabled.clear();
   enabled_valid = false;  // the first enabled() recomputes the list and lane_bits

@@ -52,8 +52,6 @@ struct Applier {
   /// The bit of one lane. Beyond 64 lanes it is some other lane's: `lanes` then goes unread
   /// (refresh_rank re-asks the whole rank where lane_bits_ok is false, and only_lane is false).
   static std::uint64_t lane_bit(std::size_t lane) { return std::uint64_t{1} << (lane & 63); }
-  /// The bits of every lane below `count` (all 64 for 64).
-  static std::uint64_t lanes_below(std::size_t count) { return count < 64 ? (std::uint64_t{1} << count) - 1 : ~std::uint64_t{0}; }
   /// Whether a step whose only changed lane is `lane` (lanes holds that bit alone) left it with
   /// the action it had. Most steps do, and a refresh that finds so costs a call and a re-ask of
   /// the lane (issue 19):
@@ -188,8 +186,13 @@ struct Applier {
       touch_op(ref, true);
       if (op.kind == OpKind::event_record) {
         lanes |= st.event_syncers[a.rank][op.event];  // the event names another record now
-        AMAX_CHECK(st.records.size() < st.records.capacity(), "more event records issued than the scenario has");
-        q.record = &st.records.emplace_back(RecordState{op_key(ref), false, a.rank, op.stream, {}});
+        AMAX_CHECK(st.records_issued < st.records.size(), "more event records issued than the scenario has");
+        RecordState& record = st.records[st.records_issued++];
+        record.op_key = op_key(ref);
+        record.done = false;
+        record.rank = a.rank;
+        record.stream = op.stream;
+        q.record = &record;
         rank.latest_record[op.event] = q.record;
         touch_disabling(ObjectType::event, a.rank, op.event, st.event_syncers[a.rank][op.event], a.lane);
       } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {

@@ -196,10 +196,14 @@ struct Engine::State {
   std::vector<const OpSet*> access_ops;
   OpSet watched_accesses;
   std::vector<RankState> ranks;
-  /// Every event record of the run, one per event_record op issued. Reserved at construction for
-  /// every such op of the scenario (each is issued at most once a run), so the pointers queued
-  /// ops and latest_record hold stay valid all run, and a run allocates no record of its own.
+  /// The event records of the run, one per event_record op issued: the first `records_issued`.
+  /// Made at construction, one for every such op of the scenario (each is issued at most once a
+  /// run), so the pointers queued ops and latest_record hold stay valid all run, and a run
+  /// allocates no record of its own. An issue sets a record's fields but its clock, which keeps
+  /// the last run's value until the record's execute sets it: nothing reads the clock of a
+  /// record that is not done, and zeroing it at every issue was a tenth of a record's issue.
   std::vector<RecordState> records;
+  std::size_t records_issued = 0;
   std::vector<CommState> comms;
   std::vector<ActorId> actor_base;  ///< per rank: first actor id (threads, then streams)
   PerRank<std::uint32_t> op_base;  ///< per rank, per thread: first op's ordinal on the rank
@@ -263,6 +267,8 @@ struct Engine::State {
 
 /// Every lane of a rank, for refresh_rank.
 inline constexpr std::uint64_t all_lanes = ~std::uint64_t{0};
+/// The bits of every lane below `count` (all 64 for 64 and more).
+inline constexpr std::uint64_t lanes_below(std::size_t count) { return count < 64 ? (std::uint64_t{1} << count) - 1 : all_lanes; }
 /// Brings the enabled actions of one rank up to date after a step that can only have changed
 /// `lanes` of it (bits as in State::LaneBits, only of lanes the rank has, or all_lanes; the
 /// others must be as they were) / rechecks one communicator's rendezvous (enabled_set.cpp).
