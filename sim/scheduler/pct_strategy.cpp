@@ -72,39 +72,33 @@ void PctStrategy::attach(const Engine& engine) {
   // Compared with the last layout as it is written over, without a copy of it (a run's attach
   // allocates nothing when the layout is kept).
   const Scenario& s = engine.scenario();
-  bool same_layout = layout_of_ != nullptr && lane_base_.size() == s.ranks.size();
-  lane_base_.resize(s.ranks.size());
-  stream_base_.resize(s.ranks.size());
+  std::uint32_t comm_base = 0;
+  for (const Rank& rank : s.ranks) comm_base += static_cast<std::uint32_t>(rank.threads.size() + rank.streams.size());
+  bool same_layout = layout_of_ != nullptr && kind_base_.size() == s.ranks.size();
+  kind_base_.resize(s.ranks.size());
   std::uint32_t next = 0;
   for (std::size_t r = 0; r < s.ranks.size(); ++r) {
     const auto threads = static_cast<std::uint32_t>(s.ranks[r].threads.size());
-    same_layout = same_layout && lane_base_[r] == next && stream_base_[r] == next + threads;
-    lane_base_[r] = next;
-    stream_base_[r] = next + threads;
+    static_assert(static_cast<int>(ActionKind::issue) == 0 && static_cast<int>(ActionKind::execute) == 1 &&
+                  static_cast<int>(ActionKind::join) == 2 && static_cast<int>(ActionKind::complete) == 3);
+    const KindBases bases{next, next + threads, next + threads, comm_base};
+    same_layout = same_layout && kind_base_[r] == bases;
+    kind_base_[r] = bases;
     next += threads + static_cast<std::uint32_t>(s.ranks[r].streams.size());
   }
-  const std::size_t table_size = next + s.comms.size();
-  if (!same_layout || comm_base_ != next || dense_priority_.size() != table_size) {
-    dense_priority_.assign(table_size, 0);
-  }
-  comm_base_ = next;
+  const std::size_t table_size = comm_base + s.comms.size();
+  if (!same_layout || dense_priority_.size() != table_size) dense_priority_.assign(table_size, 0);
   layout_of_ = &s;
   // Priorities live until start() forgets them, in the table as they did in the hash table; a
   // run that picked unattached first would have its priorities there instead.
   AMAX_CHECK(priorities_.empty(), "PCT: attach() after picks made unattached in the same run");
 }
 
-// dense_index, priority_of and highest are declared inline: every step asks them for each
+// dense_index, dense_priority and highest are declared inline: every step asks them for each
 // enabled action, and as calls (which the compiler kept them as) they were a fifth of a PCT
 // pick's cost (issue 19).
 inline std::size_t PctStrategy::dense_index(const Action& action) const {
-  switch (action.kind) {
-    case ActionKind::issue: return lane_base_[action.rank] + action.lane;
-    case ActionKind::execute:
-    case ActionKind::join: return stream_base_[action.rank] + action.lane;
-    case ActionKind::complete: break;
-  }
-  return comm_base_ + action.lane;
+  return kind_base_[action.rank][static_cast<std::size_t>(action.kind)] + action.lane;
 }
 
 std::uint64_t PctStrategy::draw_priority() {
@@ -113,8 +107,7 @@ std::uint64_t PctStrategy::draw_priority() {
   return options_.depth + prng_.below(std::uint64_t{1} << 62);
 }
 
-inline std::uint64_t PctStrategy::priority_of(const Action& action) {
-  if (!layout_of_) return priority_by_key(actor_key(action));
+inline std::uint64_t PctStrategy::dense_priority(const Action& action) {
   std::uint64_t& priority = dense_priority_[dense_index(action)];
   if (priority == 0) priority = draw_priority();
   return priority;
@@ -139,7 +132,12 @@ std::uint64_t PctStrategy::priority_by_key(std::uint64_t actor) {
   return priority;
 }
 
-inline std::size_t PctStrategy::highest(std::span<const Action> options) {
+namespace {
+
+/// The option of highest priority, the earliest of equals. Priorities are asked in option order,
+/// which is the order a new actor's priority is drawn in.
+template <class PriorityOf>
+[[gnu::always_inline]] inline std::size_t highest_by(std::span<const Action> options, PriorityOf priority_of) {
   // Every priority is at least 1 (change points lower to 1..d-1, drawn ones lie above d - 1), so
   // the first option beats the 0 it starts from, and a tie keeps the earlier option.
   std::size_t best = 0;
@@ -152,6 +150,14 @@ inline std::size_t PctStrategy::highest(std::span<const Action> options) {
     }
   }
   return best;
+}
+
+}  // namespace
+
+inline std::size_t PctStrategy::highest(std::span<const Action> options) {
+  // Attached or not is asked once a pick, not once an option.
+  if (layout_of_) return highest_by(options, [this](const Action& action) { return dense_priority(action); });
+  return highest_by(options, [this](const Action& action) { return priority_by_key(actor_key(action)); });
 }
 
 std::size_t PctStrategy::pick(ChoiceKind, std::span<const Action> options) {

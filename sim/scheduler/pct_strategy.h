@@ -12,6 +12,7 @@
 /// As an exploration's strategy (the table's "pct", parameter --depth), run i has the seed
 /// mix_seed(exploration seed, i) (SampledRuns), for i < --runs, and k = expected_steps(scenario).
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -54,8 +55,9 @@ class PctStrategy final : public Strategy {
   const std::vector<std::uint64_t>& change_points() const { return change_points_; }
 
  private:
-  /// The priority of the actor of `action`, drawn when first asked.
-  std::uint64_t priority_of(const Action& action);
+  /// The priority of the actor of `action`, drawn when first asked: by its index in the dense
+  /// table (attached) or by its key (unattached).
+  std::uint64_t dense_priority(const Action& action);
   std::uint64_t priority_by_key(std::uint64_t actor);
   /// Sets the priority of the actor of `action` (a change point), which has one already.
   void lower(const Action& action, std::uint64_t priority);
@@ -79,11 +81,13 @@ class PctStrategy final : public Strategy {
   void grow_slots();
   std::optional<SampledRuns> runs_;
   /// The dense table of an attached strategy: actor index -> priority (0: none drawn yet).
-  /// A rank's threads (from lane_base_), then its streams (from stream_base_), rank by rank, then
-  /// the communicators.
+  /// A rank's threads, then its streams, rank by rank, then the communicators.
   const Scenario* layout_of_ = nullptr;  ///< the last attached scenario; null: unattached
-  std::vector<std::uint32_t> lane_base_, stream_base_;
-  std::uint32_t comm_base_ = 0;
+  /// Per rank, by ActionKind: the index of the action's lane 0 (issue: the rank's first thread;
+  /// execute and join: its first stream; complete: the first communicator, in every row), so an
+  /// option's index is a load and an add, with no branch on its kind.
+  using KindBases = std::array<std::uint32_t, 4>;
+  std::vector<KindBases> kind_base_;
   std::vector<std::uint64_t> dense_priority_;
   std::size_t dense_index(const Action& action) const;
 };
