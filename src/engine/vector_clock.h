@@ -43,10 +43,10 @@ class VectorClock {
   /// rendezvous member takes one, and the general copy (a reference count, a delta vector) is a
   /// good part of an issue's cost in a small scenario.
   VectorClock(const VectorClock& other) : small_(other.small_), size_(other.size_) {
-    if (other.base_) copy_shared(other);
+    if (other.base_) [[unlikely]] copy_shared(other);
   }
   VectorClock& operator=(const VectorClock& other) {
-    if (!base_ && !other.base_) {  // both inline (or empty): no delta on either side
+    if (!base_ && !other.base_) [[likely]] {  // both inline (or empty): no delta on either side
       small_ = other.small_;
       size_ = other.size_;
       return *this;
@@ -76,12 +76,12 @@ class VectorClock {
   }
   /// Advances `actor` by one and returns its new epoch.
   Epoch tick(ActorId actor) {
-    if (!base_ && actor < inline_actors) return ++small_[actor];  // inline (or the empty clock)
+    if (!base_ && actor < inline_actors) [[likely]] return ++small_[actor];  // inline (or the empty clock)
     return tick_slow(actor);
   }
   /// Pointwise maximum with `other`.
   void join(const VectorClock& other) {
-    if (!base_ && !other.base_ && size_ > 0 && other.size_ > 0) {  // both inline
+    if (!base_ && !other.base_ && size_ > 0 && other.size_ > 0) [[likely]] {  // both inline
       size_ = size_ < other.size_ ? other.size_ : size_;
       raise_to(small_, other.small_, size_);
       return;
