@@ -1,10 +1,9 @@
 // Engine::reset puts a run's state back to what the constructor left: the buffers' values (each
 // buffer's init values, zeros after them), whatever the run before wrote; the rendezvous a run
-// left pending (kept as spares, reused by later collectives); the event records (reused, pending
-// again when issued); the reused step of step_enabled.
+// left pending (kept as spares, reused by later collectives); the reused step of step_enabled.
+// (The event records, reused and pending again when issued: kept_lanes_test.cpp.)
 #include <gtest/gtest.h>
 
-#include <algorithm>
 
 #include <string>
 #include <vector>
@@ -125,40 +124,6 @@ TEST(EngineReset, a_run_without_step_detail_after_one_with_it_gets_empty_names_t
   engine.reset(bare);
   Engine fresh(scenario, bare);
   EXPECT_EQ(run_picking(engine, 1), run_picking(fresh, 1));
-}
-
-// Stream b fills then records e; stream a fills then waits on e. A run leaves its record done,
-// and the next run's issue of record_e takes the same record (State::records): the wait must still
-// wait for that run's execute of it.
-TEST(EngineReset, a_record_issued_after_a_reset_is_pending_until_it_runs_again) {
-  ScenarioBuilder b("record after reset");
-  const RankId r = b.rank();
-  const ThreadId t = b.thread(r, "main");
-  const StreamId a = b.stream(r, "a"), s_b = b.stream(r, "b");
-  const EventId e = b.event(r, "e");
-  const BufferId x = b.buffer(r, "x", 2);
-  b.op(r, t, ScenarioBuilder::fill(s_b, {x, 0, 1}, {1.0f}, "fill_b"));
-  b.op(r, t, ScenarioBuilder::record(s_b, e, "record_e"));
-  b.op(r, t, ScenarioBuilder::fill(a, {x, 1, 1}, {2.0f}, "fill_a"));
-  b.op(r, t, ScenarioBuilder::wait(a, e, "wait_e"));
-  const Scenario s = b.build();
-  Engine engine(s);
-  const auto enabled = [&](const Action& action) {
-    const std::vector<Action>& actions = engine.enabled();
-    return std::find(actions.begin(), actions.end(), action) != actions.end();
-  };
-  const Action issue{ActionKind::issue, r, t}, run_a{ActionKind::execute, r, a}, run_b{ActionKind::execute, r, s_b};
-  for (int run = 0; run < 3; ++run) {
-    for (int i = 0; i < 4; ++i) engine.apply(issue);
-    engine.apply(run_a);  // fill_a: the wait is a's head now
-    engine.apply(run_b);  // fill_b
-    EXPECT_FALSE(enabled(run_a)) << "run " << run << ": wait_e before record_e ran";
-    engine.apply(run_b);  // record_e
-    EXPECT_TRUE(enabled(run_a)) << "run " << run << ": wait_e after record_e ran";
-    run_first_enabled(engine);
-    ASSERT_TRUE(engine.done());
-    engine.reset(EngineOptions{});
-  }
 }
 
 }  // namespace
