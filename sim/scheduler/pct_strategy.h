@@ -55,8 +55,8 @@ class PctStrategy final : public Strategy {
   const std::vector<std::uint64_t>& change_points() const { return change_points_; }
 
  private:
-  /// The priority of the actor of `action`, drawn when first asked: by its index in the dense
-  /// table (attached) or by its key (unattached).
+  /// The priority of the actor of `action` (attached: from the dense table) / of the actor key
+  /// `actor` (unattached: from the hash table), drawn when first asked.
   std::uint64_t dense_priority(const Action& action);
   std::uint64_t priority_by_key(std::uint64_t actor);
   /// Sets the priority of the actor of `action` (a change point), which has one already.

@@ -572,6 +572,8 @@ template <bool Full>
     if (st.options.step_detail.touches) step.touches.reserve(8);
   }
   Applier<Full> applier{*this, st, step};
+  // Rank and lane passed as scalars: read back field by field from the copy above, which is
+  // stored whole, they measured slower (issue 19).
   switch (action.kind) {
     case ActionKind::issue: applier.issue(action.rank, action.lane); break;
     case ActionKind::execute: applier.execute(action.rank, action.lane); break;

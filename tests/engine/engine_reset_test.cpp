@@ -4,7 +4,6 @@
 // (The event records, reused and pending again when issued: kept_lanes_test.cpp.)
 #include <gtest/gtest.h>
 
-
 #include <string>
 #include <vector>
 
