@@ -46,6 +46,7 @@ class PctStrategy final : public Strategy {
   /// seed, depth, expected_steps and the drawn change points.
   nlohmann::ordered_json parameters() const override;
   std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+  std::size_t pick_action(std::span<const Action> enabled) override;
   StepDetail step_needs() const override { return StepDetail{false, false, false, false}; }
   /// Run i is the run of its sampled seed (SampledRuns::run_seed).
   bool runs_again_alike() const override { return runs_.has_value(); }

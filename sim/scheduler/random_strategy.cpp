@@ -8,11 +8,6 @@ nlohmann::ordered_json RandomStrategy::parameters() const {
   return params;
 }
 
-std::size_t RandomStrategy::pick(ChoiceKind, std::span<const Action> options) {
-  if (options.size() == 1) return 0;  // no randomness spent on forced moves
-  return static_cast<std::size_t>(prng_.below(options.size()));
-}
-
 bool RandomStrategy::begin_run(std::uint64_t index) {
   if (!runs_) return index == 0;
   const std::optional<std::uint64_t> seed = runs_->run_seed(index);

@@ -24,7 +24,12 @@ class RandomStrategy final : public Strategy {
 
   std::string name() const override { return "random"; }
   nlohmann::ordered_json parameters() const override;
-  std::size_t pick(ChoiceKind kind, std::span<const Action> options) override;
+  /// Inline, with pick_action: a random run draws once a step.
+  std::size_t pick(ChoiceKind, std::span<const Action> options) override {
+    if (options.size() == 1) return 0;  // no randomness spent on forced moves
+    return static_cast<std::size_t>(prng_.below(options.size()));
+  }
+  std::size_t pick_action(std::span<const Action> enabled) override { return RandomStrategy::pick(ChoiceKind::next_action, enabled); }
   StepDetail step_needs() const override { return StepDetail{false, false, false, false}; }
   /// Run i is the run of its sampled seed (SampledRuns::run_seed).
   bool runs_again_alike() const override { return runs_.has_value(); }

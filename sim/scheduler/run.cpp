@@ -22,24 +22,6 @@ bool RunResult::has_hazard(HazardKind kind) const {
   return std::any_of(hazards.begin(), hazards.end(), [&](const Hazard& h) { return h.kind == kind; });
 }
 
-namespace {
-
-/// A strategy's picks of the next action, for Engine::run_steps.
-class StrategyPicker final : public ActionPicker {
- public:
-  explicit StrategyPicker(Strategy& strategy) : strategy_(strategy) {}
-  std::size_t pick(std::span<const Action> enabled) override {
-    const std::size_t chosen = strategy_.pick(ChoiceKind::next_action, enabled);
-    static_assert(Strategy::stop == ActionPicker::stop);
-    return chosen;
-  }
-
- private:
-  Strategy& strategy_;
-};
-
-}  // namespace
-
 RunResult run_once(const Scenario& scenario, Strategy& strategy, const RunOptions& options) {
   return Runner(scenario, options).run(strategy);
 }
@@ -73,7 +55,6 @@ RunResult Runner::run(Strategy& strategy) {
   // A run that keeps nothing of its steps (a random or PCT exploration's) lets the engine loop
   // over them, up to the next step where the cap or the deadline is looked at.
   const bool engine_loops = !sends_steps && !options.record_choices;
-  StrategyPicker picker(strategy);
   // The derived cap is at least step_cap_slack, so it is only worked out (a pass over every
   // op) once a run gets that long: short runs never pay for it.
   std::size_t max_steps = options.max_steps > 0 ? options.max_steps : step_cap_slack;
@@ -117,7 +98,7 @@ RunResult Runner::run(Strategy& strategy) {
       }
     }
     if (engine_loops) {
-      const Engine::StepsTaken taken = engine.run_steps(picker, next_check - result.step_count);
+      const Engine::StepsTaken taken = engine.run_steps(strategy, next_check - result.step_count);
       result.step_count += taken.steps;
       if (taken.stopped) {
         result.outcome = RunOutcome::stopped;

@@ -55,11 +55,13 @@ struct Choice {
   friend auto operator<=>(const Choice&, const Choice&) = default;
 };
 
-class Strategy {
+/// A strategy is the engine's ActionPicker in a run whose loop the engine runs
+/// (Engine::run_steps): its pick_action is pick(next_action, ...), which a final strategy may
+/// override to make one virtual call a step instead of two (random, pct).
+class Strategy : public ActionPicker {
  public:
-  /// Returned by pick() to end the run early (e.g. an exhaustive search whose every
-  /// continuation is equivalent to one already explored).
-  static constexpr std::size_t stop = static_cast<std::size_t>(-1);
+  /// `stop` (ActionPicker::stop), returned by pick() to end the run early (e.g. an exhaustive
+  /// search whose every continuation is equivalent to one already explored).
 
   virtual ~Strategy() = default;
   /// Called by run_once when the run's engine exists, before the first pick. A strategy that
@@ -73,6 +75,8 @@ class Strategy {
   virtual nlohmann::ordered_json parameters() const { return nlohmann::ordered_json::object(); }
   /// Picks one of `options` (never empty), returning its index, or `stop`.
   virtual std::size_t pick(ChoiceKind kind, std::span<const Action> options) = 0;
+  /// ActionPicker: pick(ChoiceKind::next_action, enabled).
+  std::size_t pick_action(std::span<const Action> enabled) override { return pick(ChoiceKind::next_action, enabled); }
   /// Sees the step that the last pick produced (exhaustive and timed need its effects).
   virtual void on_step(const Step& /*step*/) {}
   /// The parts of a Step that on_step reads, so runs that keep no steps can skip the rest.

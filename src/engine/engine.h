@@ -124,13 +124,13 @@ struct Stuck {
 };
 
 /// What Engine::run_steps asks for each step's action: a scheduler's choice, which the engine
-/// never makes itself.
+/// never makes itself (the scheduler's Strategy is one).
 class ActionPicker {
  public:
-  /// Returned by pick() to end run_steps before its step.
+  /// Returned by pick_action() to end run_steps before its step.
   static constexpr std::size_t stop = static_cast<std::size_t>(-1);
   /// The index of the action to apply among `enabled` (never empty), or `stop`.
-  virtual std::size_t pick(std::span<const Action> enabled) = 0;
+  virtual std::size_t pick_action(std::span<const Action> enabled) = 0;
 
  protected:
   ~ActionPicker() = default;
@@ -170,7 +170,7 @@ class Engine {
     std::size_t steps = 0;
     bool stopped = false;
   };
-  /// step_enabled(picker.pick(enabled())) until `max_steps` steps were taken, nothing is enabled,
+  /// step_enabled(picker.pick_action(enabled())) until `max_steps` steps were taken, nothing is enabled,
   /// or the picker returns ActionPicker::stop, for a run that reads no Step: each step's Step is
   /// dropped. One loop in the engine instead of a call per step from the scheduler's: a call's
   /// register saves and checks were about 5% of a random run's instructions (issue 19).

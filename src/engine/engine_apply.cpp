@@ -540,7 +540,7 @@ Engine::StepsTaken Engine::run_steps(ActionPicker& picker, std::size_t max_steps
   while (taken.steps < max_steps) {
     const std::vector<Action>& actions = enabled();
     if (actions.empty()) break;
-    const std::size_t chosen = picker.pick(std::span<const Action>(actions));
+    const std::size_t chosen = picker.pick_action(std::span<const Action>(actions));
     if (chosen == ActionPicker::stop) {
       taken.stopped = true;
       break;
