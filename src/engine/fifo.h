@@ -6,7 +6,7 @@
 /// and frees a node each time the head leaves one, so every engine (one per worker) and every
 /// stream that drains and refills pays allocations a run of a small scenario is mostly made of.
 /// Here popping the front only moves an index; the array is reused from its start once the
-/// list empties, and compacted when the popped part outgrows the live one, so memory stays
+/// list empties (a pop or erase that empties it clears it), and compacted when the popped part outgrows the live one, so memory stays
 /// proportional to the longest the list has been and reset() (clear) keeps it.
 
 #include <cstddef>
@@ -62,15 +62,16 @@ class Fifo {
   const_iterator begin() const { return items_.begin() + static_cast<std::ptrdiff_t>(head_); }
   const_iterator end() const { return items_.end(); }
 
+  // An empty list starts at its array's beginning already (every way to empty it clears it), so
+  // a push does not ask: whether a stream is empty when an op is issued onto it follows the
+  // schedule, and that branch was a misprediction at many issues of a random run (issue 19).
   void push_back(T item) {
-    if (empty()) clear();  // start again at the array's beginning
     items_.push_back(std::move(item));
     front_ = items_.data() + head_;  // the push may have moved the array
   }
   /// Returns the new back, to fill in place.
   template <typename... Args>
   T& emplace_back(Args&&... args) {
-    if (empty()) clear();
     T& back = items_.emplace_back(std::forward<Args>(args)...);
     front_ = items_.data() + head_;
     return back;
@@ -96,8 +97,12 @@ class Fifo {
   }
 
   /// Removes one element anywhere (rare: a launch order whose middle completed first). The
-  /// elements after it move down a place, so the front stays where it is.
-  void erase(const_iterator at) { items_.erase(at); }
+  /// elements after it move down a place, so the front stays where it is. Removing the last one
+  /// clears the list, as a pop does.
+  void erase(const_iterator at) {
+    items_.erase(at);
+    if (empty()) clear();
+  }
 
   /// Empties the list, keeping its memory.
   void clear() {

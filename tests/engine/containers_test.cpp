@@ -59,6 +59,25 @@ TEST(Fifo, erase_removes_one_element_from_the_middle) {
   EXPECT_EQ(contents(fifo), (std::vector<int>{1, 3, 4}));
 }
 
+TEST(Fifo, a_list_emptied_by_a_pop_or_an_erase_refills_from_its_first_slot) {
+  Fifo<int> fifo;
+  fifo.push_back(1);
+  fifo.push_back(2);
+  const int* const first_slot = &fifo.front();
+  fifo.pop_front();
+  fifo.erase(fifo.begin());  // the last element: the list is empty
+  ASSERT_TRUE(fifo.empty());
+  fifo.push_back(3);  // within the capacity: the array stays where it was
+  EXPECT_EQ(&fifo.front(), first_slot);
+  EXPECT_EQ(contents(fifo), (std::vector<int>{3}));
+  fifo.push_back(4);
+  fifo.pop_front();
+  fifo.pop_front();  // emptied by pops
+  fifo.push_back(5);
+  EXPECT_EQ(&fifo.front(), first_slot);
+  EXPECT_EQ(contents(fifo), (std::vector<int>{5}));
+}
+
 TEST(Fifo, a_popped_element_releases_what_it_held) {
   Fifo<std::shared_ptr<int>> fifo;
   auto held = std::make_shared<int>(7);
