@@ -60,9 +60,6 @@ struct Choice {
 /// override to make one virtual call a step instead of two (random, pct).
 class Strategy : public ActionPicker {
  public:
-  /// `stop` (ActionPicker::stop), returned by pick() to end the run early (e.g. an exhaustive
-  /// search whose every continuation is equivalent to one already explored).
-
   virtual ~Strategy() = default;
   /// Called by run_once when the run's engine exists, before the first pick. A strategy that
   /// prices actions (timed) keeps it to ask what each enabled action would run
@@ -73,7 +70,9 @@ class Strategy : public ActionPicker {
   /// Every parameter the strategy derived from its seed and options (logged in trace headers
   /// before the run starts, so a reader can reproduce it).
   virtual nlohmann::ordered_json parameters() const { return nlohmann::ordered_json::object(); }
-  /// Picks one of `options` (never empty), returning its index, or `stop`.
+  /// Picks one of `options` (never empty), returning its index, or `stop` (ActionPicker::stop)
+  /// to end the run early (e.g. an exhaustive search whose every continuation is equivalent to
+  /// one already explored).
   virtual std::size_t pick(ChoiceKind kind, std::span<const Action> options) = 0;
   /// ActionPicker: pick(ChoiceKind::next_action, enabled).
   std::size_t pick_action(std::span<const Action> enabled) override { return pick(ChoiceKind::next_action, enabled); }

@@ -170,9 +170,9 @@ class Engine {
     std::size_t steps = 0;
     bool stopped = false;
   };
-  /// step_enabled(picker.pick_action(enabled())) until `max_steps` steps were taken, nothing is enabled,
-  /// or the picker returns ActionPicker::stop, for a run that reads no Step: each step's Step is
-  /// dropped. One loop in the engine instead of a call per step from the scheduler's: a call's
+  /// step_enabled(picker.pick_action(enabled())) until `max_steps` steps were taken, nothing is
+  /// enabled, or the picker returns ActionPicker::stop, for a run that reads no Step: each step's
+  /// Step is dropped. One loop in the engine instead of a call per step from the scheduler's: a call's
   /// register saves and checks were about 5% of a random run's instructions (issue 19).
   StepsTaken run_steps(ActionPicker& picker, std::size_t max_steps);
   /// Tells observers the run ended. Call once, when enabled() is empty.

@@ -6,8 +6,9 @@
 /// and frees a node each time the head leaves one, so every engine (one per worker) and every
 /// stream that drains and refills pays allocations a run of a small scenario is mostly made of.
 /// Here popping the front only moves an index; the array is reused from its start once the
-/// list empties (a pop or erase that empties it clears it), and compacted when the popped part outgrows the live one, so memory stays
-/// proportional to the longest the list has been and reset() (clear) keeps it.
+/// list empties (a pop or erase that empties it clears it), and compacted when the popped part
+/// outgrows the live one, so memory stays proportional to the longest the list has been and
+/// reset() (clear) keeps it.
 
 #include <cstddef>
 #include <iterator>
