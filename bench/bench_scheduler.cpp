@@ -1,5 +1,6 @@
-// Scheduler benchmarks: schedules per second (random, PCT, jobs), exhaustive search against
-// the naive interleaving count, and schedules until the first detection of each seed hazard.
+// Scheduler benchmarks: schedules per second (random, PCT, jobs, the engine without detectors),
+// exhaustive search against the naive interleaving count, and schedules until the first
+// detection of each seed hazard.
 //   ./build/bench/bench_scheduler [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -23,11 +24,14 @@ Scenario protocol_scenario(ProtocolName protocol, std::uint32_t ranks, std::uint
   return build_protocol(knobs);
 }
 
+/// `detectors`: the default ones, as an exploration attaches them, or none (the engine alone).
 template <class MakeStrategy>
-void schedules_per_second(benchmark::State& state, const Scenario& scenario, MakeStrategy make) {
+void schedules_per_second(benchmark::State& state, const Scenario& scenario, MakeStrategy make,
+                          std::span<const DetectorFactory> detectors = default_detectors()) {
   RunOptions options;
   options.record_steps = false;
   options.record_choices = false;  // as an exploration runs random and PCT (Strategy::runs_again_alike)
+  options.detectors = detectors;
   std::uint64_t run = 0, steps = 0;
   Runner runner(scenario, options);  // as an exploration's worker runs them: one engine, reset
   for (auto _ : state) {
@@ -52,6 +56,13 @@ void BM_SameRandomSchedule(benchmark::State& state) {
   schedules_per_second(state, s, [](std::uint64_t) { return RandomStrategy(run_seed(1, 7)); });
 }
 BENCHMARK(BM_SameRandomSchedule);
+/// BM_RandomSchedules with no detector attached: the engine alone (its steps, kernel values and
+/// resets). The gap to BM_RandomSchedules is what the detectors cost (issue 19).
+void BM_RandomSchedulesNoDetectors(benchmark::State& state) {
+  const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
+  schedules_per_second(state, s, [](std::uint64_t i) { return RandomStrategy(run_seed(1, i)); }, {});
+}
+BENCHMARK(BM_RandomSchedulesNoDetectors);
 
 void BM_PctSchedules(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
