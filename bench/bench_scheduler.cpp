@@ -63,6 +63,14 @@ void BM_RandomSchedulesNoDetectors(benchmark::State& state) {
   schedules_per_second(state, s, [](std::uint64_t i) { return RandomStrategy(run_seed(1, i)); }, {});
 }
 BENCHMARK(BM_RandomSchedulesNoDetectors);
+/// BM_SameRandomSchedule with no detector attached: the engine alone on a learned schedule.
+/// With the three above it splits a random run into the engine's part and the detectors', each
+/// learned or not.
+void BM_SameRandomScheduleNoDetectors(benchmark::State& state) {
+  const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
+  schedules_per_second(state, s, [](std::uint64_t) { return RandomStrategy(run_seed(1, 7)); }, {});
+}
+BENCHMARK(BM_SameRandomScheduleNoDetectors);
 
 void BM_PctSchedules(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
