@@ -44,23 +44,27 @@ void schedules_per_second(benchmark::State& state, const Scenario& scenario, Mak
   state.counters["steps/schedule"] = static_cast<double>(steps) / static_cast<double>(std::max<std::uint64_t>(run, 1));
 }
 
+/// Run i's strategy: a new random schedule every run, or one random schedule every run.
+RandomStrategy fresh_random(std::uint64_t i) { return RandomStrategy(run_seed(1, i)); }
+RandomStrategy same_random(std::uint64_t /*i*/) { return RandomStrategy(run_seed(1, 7)); }
+
 void BM_RandomSchedules(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
-  schedules_per_second(state, s, [](std::uint64_t i) { return RandomStrategy(run_seed(1, i)); });
+  schedules_per_second(state, s, fresh_random);
 }
 BENCHMARK(BM_RandomSchedules);
 /// The same random schedule every run: the CPU's branch predictors learn it, so the gap to
 /// BM_RandomSchedules is what branches that follow unpredictable choices cost (issue 19).
 void BM_SameRandomSchedule(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
-  schedules_per_second(state, s, [](std::uint64_t) { return RandomStrategy(run_seed(1, 7)); });
+  schedules_per_second(state, s, same_random);
 }
 BENCHMARK(BM_SameRandomSchedule);
 /// BM_RandomSchedules with no detector attached: the engine alone (its steps, kernel values and
 /// resets). The gap to BM_RandomSchedules is what the detectors cost (issue 19).
 void BM_RandomSchedulesNoDetectors(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
-  schedules_per_second(state, s, [](std::uint64_t i) { return RandomStrategy(run_seed(1, i)); }, {});
+  schedules_per_second(state, s, fresh_random, {});
 }
 BENCHMARK(BM_RandomSchedulesNoDetectors);
 /// BM_SameRandomSchedule with no detector attached: the engine alone on a learned schedule.
@@ -68,7 +72,7 @@ BENCHMARK(BM_RandomSchedulesNoDetectors);
 /// learned or not.
 void BM_SameRandomScheduleNoDetectors(benchmark::State& state) {
   const Scenario s = protocol_scenario(ProtocolName::te_sync, 2, 2);
-  schedules_per_second(state, s, [](std::uint64_t) { return RandomStrategy(run_seed(1, 7)); }, {});
+  schedules_per_second(state, s, same_random, {});
 }
 BENCHMARK(BM_SameRandomScheduleNoDetectors);
 
