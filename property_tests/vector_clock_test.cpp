@@ -1,6 +1,6 @@
 // VectorClock against a dense model: whatever shape its bases and deltas take (shared bases,
-// compaction, dense joins of unrelated bases, a collective's join_all), every clock reads as
-// the pointwise maximum that plain arrays compute.
+// compaction, dense joins of unrelated bases, a collective's join_all, one entry advanced), every
+// clock reads as the pointwise maximum that plain arrays compute.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -29,7 +29,7 @@ RC_GTEST_PROP(VectorClockModel, ticks_joins_and_collective_joins_read_as_pointwi
   for (int s = 0; s < steps; ++s) {
     const auto i = *rc::gen::inRange<std::size_t>(0, count);
     const auto j = *rc::gen::inRange<std::size_t>(0, count);
-    switch (*rc::gen::inRange(0, 6)) {
+    switch (*rc::gen::inRange(0, 7)) {
       case 0: {  // a burst of ticks, enough to overflow the delta now and then
         const auto a = *rc::gen::inRange<ActorId>(0, static_cast<ActorId>(actors));
         const auto n = *rc::gen::inRange(1, 60);
@@ -70,6 +70,14 @@ RC_GTEST_PROP(VectorClockModel, ticks_joins_and_collective_joins_read_as_pointwi
           for (std::size_t a = 0; a < actors; ++a) model[k][a] = std::max(model[k][a], model[j][a]);
         }
         break;
+      case 5: {  // one entry raised (an issued op's epoch, joined by the stream that runs it),
+                 // to below, at or above what the clock holds
+        const auto actor = *rc::gen::inRange<ActorId>(0, static_cast<ActorId>(actors));
+        const Epoch epoch = model[i][actor] + *rc::gen::inRange<Epoch>(0, 3) - std::min<Epoch>(model[i][actor], 1);
+        clocks[i].advance(actor, epoch);
+        model[i][actor] = std::max(model[i][actor], epoch);
+        break;
+      }
       default:  // a snapshot (an issued op's clock) that later joins elsewhere
         clocks[i] = clocks[j];
         model[i] = model[j];

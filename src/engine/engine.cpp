@@ -47,10 +47,14 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     st.threads.reserve(rank.threads.size());
     st.streams.reserve(rank.streams.size());
     for (std::size_t t = 0; t < rank.threads.size(); ++t) {
-      st.threads.push_back(ThreadState{0, next++, root});
+      const std::vector<Op>& program = rank.threads[t].program;
+      const auto host_ops = static_cast<std::size_t>(
+          std::count_if(program.begin(), program.end(), [](const Op& op) { return is_host_op(op.kind); }));
+      st.threads.push_back(ThreadState{0, next++, root, std::vector<VectorClock>(host_ops + 1, root), 0});
     }
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
-      st.streams.push_back(StreamState{next++, {}, root, std::uint64_t{1} << ((rank.threads.size() + k) & 63), 0});
+      st.streams.push_back(StreamState{next++, {}, root, std::vector<std::uint32_t>(rank.threads.size(), 0),
+                                       std::uint64_t{1} << ((rank.threads.size() + k) & 63), 0});
     }
     const std::span<std::uint32_t> op_base_of_rank = op_base.add_row(rank.threads.size());
     const std::span<std::uint32_t> op_number_of_rank = op_number.add_row(rank.threads.size());
@@ -138,10 +142,12 @@ void Engine::State::reset(EngineOptions o) {
     for (ThreadState& t : st.threads) {
       t.pc = 0;
       t.clock = root;
+      t.version = 0;  // versions[0] is the root: later slots are written before they are read
     }
     for (StreamState& k : st.streams) {
       k.queue.clear();
       k.clock = root;
+      std::fill(k.joined_versions.begin(), k.joined_versions.end(), 0);
     }
     std::fill(st.latest_record.begin(), st.latest_record.end(), nullptr);
     for (auto& signals : st.flag_signals) signals.clear();

@@ -159,7 +159,7 @@ struct Applier {
     const std::uint32_t number = lane.first_number + thread.pc;
     const OpPlan& plan = st.op_plans[number];
     ++thread.pc;
-    thread.clock.tick(thread.actor);
+    const Epoch epoch = thread.clock.tick(thread.actor);
     record_op(ref);
     name_op(op);
     touch(ObjectType::thread, a.rank, a.lane, true);
@@ -167,6 +167,7 @@ struct Applier {
     std::uint64_t seq = 0;
     if (is_host_op(op.kind)) {
       host_effect(a.rank, thread, op);
+      thread.versions[++thread.version] = thread.clock;  // a host op may have joined a clock
       lanes |= thread_lanes(a.rank);  // a signal can release another thread's wait
     } else if (is_discarded_collective(op)) {
       // NCCL discards a zero-element collective at the call: nothing is queued or matched.
@@ -178,7 +179,7 @@ struct Applier {
       // stays, and a stream that was busy stays busy. A comm head's join may wait for its group.
       if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= plan.stream_bit;
       if (queue.empty()) lanes |= plan.stream_syncers;  // drained no more
-      QueuedOp& q = queue.emplace_back(ref, number, &op, thread.clock);  // the rest as a new QueuedOp has it
+      QueuedOp& q = queue.emplace_back(ref, number, &op, thread.version, epoch);  // the rest as a new QueuedOp has it
       q.issue_step = st.step;
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
@@ -253,15 +254,27 @@ struct Applier {
     }
   }
 
+  /// Joins into `stream`'s clock the clock op `q`'s thread issued it with: the thread's clock
+  /// version, unless the stream joined that one (or a later one) already, and the op's own epoch.
+  /// Versions only grow, so the later one covers it.
+  static void join_issue_clock(const RankState& rank, StreamState& stream, const QueuedOp& q) {
+    const ThreadState& thread = rank.threads[q.ref.thread];
+    std::uint32_t& joined = stream.joined_versions[q.ref.thread];
+    if (joined < q.issue_version) {
+      stream.clock.join(thread.versions[q.issue_version]);
+      joined = q.issue_version;
+    }
+    stream.clock.advance(thread.actor, q.issue_epoch);
+  }
+
   void execute(RankId rank_id, std::uint32_t stream_id) {
     const Action a{ActionKind::execute, rank_id, stream_id};
     RankState& rank = st.ranks[a.rank];
     StreamState& stream = rank.streams[a.lane];
-    // Popped at the end, not moved out first: nothing below touches the queue, and an op is
-    // a few hundred bytes to move.
+    // Popped at the end, not moved out first: nothing below touches the queue.
     QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
-    stream.clock.join(q.issue_clock);
+    join_issue_clock(rank, stream, q);
     stream.clock.tick(stream.actor);
     record_op(q.ref);
     name_op(op);
@@ -306,7 +319,7 @@ struct Applier {
     if (is_p2p(stream.queue.front().op->kind)) return join_p2p(a);
     QueuedOp& q = stream.queue.front();
     const Op& op = *q.op;
-    stream.clock.join(q.issue_clock);
+    join_issue_clock(rank, stream, q);
     if (mutant() != Mutant::drop_comm_ordering) {
       if (rank.per_comm[op.comm].ops_done > 0) stream.clock.join(rank.per_comm[op.comm].last_clock);
     }
@@ -340,8 +353,7 @@ struct Applier {
     StreamState& stream = rank.streams[a.lane];
     const std::size_t n = queued_group_size(stream.queue);
     const Op& first = *stream.queue.front().op;
-    stream.clock.join(stream.queue.front().issue_clock);
-    for (std::size_t i = 1; i < n; ++i) stream.clock.join(stream.queue[i].issue_clock);
+    for (std::size_t i = 0; i < n; ++i) join_issue_clock(rank, stream, stream.queue[i]);
     if (mutant() != Mutant::drop_comm_ordering) {
       if (rank.per_comm[first.comm].ops_done > 0) stream.clock.join(rank.per_comm[first.comm].last_clock);
     }

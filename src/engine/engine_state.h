@@ -29,34 +29,45 @@ struct RecordState {
 struct QueuedOp {
   QueuedOp() = default;
   /// A newly issued op, built in its slot: the issue sets the rest as the op's kind needs.
-  QueuedOp(const OpRef& issued, std::uint32_t issued_number, const Op* issued_op, const VectorClock& clock)
-      : ref(issued), number(issued_number), op(issued_op), issue_clock(clock) {}
+  QueuedOp(const OpRef& issued, std::uint32_t issued_number, const Op* issued_op, std::uint32_t version, Epoch epoch)
+      : ref(issued), number(issued_number), op(issued_op), issue_version(version), issue_epoch(epoch) {}
 
   OpRef ref;
   std::uint32_t number = 0;  ///< the op's OpSite::number: its OpPlan, its access test
   const Op* op = nullptr;
-  VectorClock issue_clock;                    ///< the issuing thread's clock at issue
+  /// The issuing thread's clock at issue, as the thread's clock version then and the op's own
+  /// epoch (ThreadState::versions): a copy of the clock was most of what queuing an op cost.
+  std::uint32_t issue_version = 0;
+  Epoch issue_epoch = 0;
   RecordState* record = nullptr;              ///< event_record: its record; waits: the awaited one (in State::records)
   std::uint64_t seq = 0;                      ///< collectives: index on op->comm for this rank; p2p: pair index
   std::size_t issue_step = 0;
   bool joined = false;
   std::uint64_t order = 0;  ///< comm ops (collective or p2p): index among this rank's ops on op->comm
   bool done = false;        ///< p2p: its pair completed (a grouped op leaves its stream once the ops ahead did)
-
-  /// Frees what a popped op holds (Fifo::pop_front): its clock's shared base and delta, if any.
-  void release() { issue_clock.release_shared(); }
 };
 
 struct ThreadState {
   std::uint32_t pc = 0;
   ActorId actor = 0;
   VectorClock clock;
+  /// The thread's clock after each of this run's host ops so far, versions[0] the run's start
+  /// (the root), versions[version] the latest. Between two host ops the clock moves only by the
+  /// thread's own ticks, so the clock an op was issued with is its version's, with the op's own
+  /// epoch (QueuedOp::issue_version, issue_epoch). Sized once, for every host op of the thread's
+  /// program: a run overwrites the slots, and never moves them.
+  std::vector<VectorClock> versions;
+  std::uint32_t version = 0;
 };
 
 struct StreamState {
   ActorId actor = 0;
   Fifo<QueuedOp> queue;
   VectorClock clock;
+  /// Per thread of the rank: the latest of its clock versions this stream's clock has joined
+  /// (ThreadState::versions). Ops a thread issues run in issue order, so most find theirs
+  /// joined already, and join only their own epoch.
+  std::vector<std::uint32_t> joined_versions;
   /// Its lane's bit (State::LaneBits; beyond 64 lanes some bit, unread), and the threads that
   /// host-synchronize on it (stream_synchronize on it, or device_synchronize), a bit per thread
   /// (threads beyond 64 share the top bit, which only makes Touch::disables more often true):

@@ -69,6 +69,12 @@ void VectorClock::raise(ActorId actor, Epoch epoch) {
   }
 }
 
+void VectorClock::advance_slow(ActorId actor, Epoch epoch) {
+  if (!base_) make_large();  // an inline clock raising an actor beyond inline_actors
+  raise(actor, epoch);
+  compact_if_large();
+}
+
 Epoch VectorClock::tick_slow(ActorId actor) {
   if (!base_) make_large();  // an inline clock ticking an actor beyond inline_actors
   const Epoch next = (*this)[actor] + 1;

@@ -79,6 +79,15 @@ class VectorClock {
     if (!base_ && actor < inline_actors) [[likely]] return ++small_[actor];  // inline (or the empty clock)
     return tick_slow(actor);
   }
+  /// Raises `actor`'s epoch to at least `epoch`: the join with a clock that exceeds this one in
+  /// that entry at most (an op's issue clock, whose other entries a stream joined already).
+  void advance(ActorId actor, Epoch epoch) {
+    if (!base_ && actor < inline_actors) [[likely]] {  // inline
+      if (small_[actor] < epoch) small_[actor] = epoch;
+      return;
+    }
+    advance_slow(actor, epoch);
+  }
   /// Pointwise maximum with `other`.
   void join(const VectorClock& other) {
     if (!base_ && !other.base_ && size_ > 0 && other.size_ > 0) [[likely]] {  // both inline
@@ -119,6 +128,7 @@ class VectorClock {
   using Entry = std::pair<ActorId, Epoch>;
 
   Epoch tick_slow(ActorId actor);
+  void advance_slow(ActorId actor, Epoch epoch);
   void copy_shared(const VectorClock& other);
   VectorClock& assign_slow(const VectorClock& other);
   void join_slow(const VectorClock& other);

@@ -128,6 +128,53 @@ TEST(Litmus, an_event_between_two_streams_orders_their_writes) {
   EXPECT_EQ(seen, (std::set<float>{2.0f}));
 }
 
+/// Stream a writes x; the thread host-synchronizes (`sync`: on stream a, on an event a records
+/// after the write, or on the device); then stream b writes x. Stream b ran an op issued before the sync first, so its clock
+/// has the thread's clock from before the sync, and the later write must still take the clock
+/// the thread has after it: the engine keeps a thread's clock per host op (ThreadState::versions),
+/// and an op issued after one carries the newer.
+Scenario write_sync_write(OpKind sync) {
+  ScenarioBuilder b;
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
+  const EventId e = b.event(r, "e");
+  const BufferId x = b.buffer(r, "x", 1);
+  const BufferId y = b.buffer(r, "y", 1);
+  b.op(r, t, ScenarioBuilder::fill(s1, {y, 0, 1}, {3.0f}, "before_sync_b"));
+  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
+  b.op(r, t, ScenarioBuilder::record(s0, e));
+  b.op(r, t, ScenarioBuilder::host(sync, sync == OpKind::event_synchronize ? e : s0));
+  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  return b.build();
+}
+
+TEST(Litmus, a_host_synchronization_orders_the_writes_before_it_and_after_it_on_other_streams) {
+  for (const OpKind sync : {OpKind::stream_synchronize, OpKind::event_synchronize, OpKind::device_synchronize}) {
+    std::set<float> seen;
+    const std::size_t runs = explore_all(write_sync_write(sync), [&](const litmus::Outcome& o) {
+      seen.insert(o.engine->read(0, {0, 0, 1})[0]);  // x, the rank's buffer 0
+      EXPECT_TRUE(o.hazards.empty()) << to_string(sync) << "\n" << litmus::describe(o.hazards);
+    });
+    EXPECT_GT(runs, 1u) << to_string(sync);
+    EXPECT_EQ(seen, (std::set<float>{2.0f})) << to_string(sync);
+  }
+}
+
+/// Without the synchronization the same writes race: the test above can fail.
+TEST(Litmus, without_the_host_synchronization_the_writes_race) {
+  ScenarioBuilder b;
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
+  const BufferId x = b.buffer(r, "x", 1);
+  const BufferId y = b.buffer(r, "y", 1);
+  b.op(r, t, ScenarioBuilder::fill(s1, {y, 0, 1}, {3.0f}, "before_b"));
+  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
+  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  explore_all(b.build(), [&](const litmus::Outcome& o) { EXPECT_TRUE(has(o.hazards, HazardKind::data_race)); });
+}
+
 /// A wait issued before the event was ever recorded waits for nothing (CUDA semantics).
 TEST(Litmus, waiting_on_an_event_recorded_later_does_not_order_anything) {
   ScenarioBuilder b;
