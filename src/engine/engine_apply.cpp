@@ -180,7 +180,6 @@ struct Applier {
       if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= plan.stream_bit;
       if (queue.empty()) lanes |= plan.stream_syncers;  // drained no more
       QueuedOp& q = queue.emplace_back(ref, number, &op, thread.version, epoch);  // the rest as a new QueuedOp has it
-      q.issue_step = st.step;
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
       touch_disabling(ObjectType::stream_tail, a.rank, op.stream, plan.stream_syncers, a.lane);

@@ -41,11 +41,12 @@ struct QueuedOp {
   Epoch issue_epoch = 0;
   RecordState* record = nullptr;              ///< event_record: its record; waits: the awaited one (in State::records)
   std::uint64_t seq = 0;                      ///< collectives: index on op->comm for this rank; p2p: pair index
-  std::size_t issue_step = 0;
-  bool joined = false;
   std::uint64_t order = 0;  ///< comm ops (collective or p2p): index among this rank's ops on op->comm
+  bool joined = false;
   bool done = false;        ///< p2p: its pair completed (a grouped op leaves its stream once the ops ahead did)
 };
+// One cache line: every issue writes one and every execute reads one.
+static_assert(sizeof(QueuedOp) == 64);
 
 struct ThreadState {
   std::uint32_t pc = 0;
