@@ -2,6 +2,7 @@
 // reachable outcomes asserted.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 
 #include "engine/litmus.h"
@@ -92,68 +93,70 @@ TEST(Litmus, ops_on_one_stream_run_in_issue_order) {
   EXPECT_EQ(seen, (std::set<float>{2.0f}));
 }
 
+/// One rank with one thread, streams a and b, an event and a one-element buffer x (buffer 0):
+/// the set-up of the two-stream tests below.
+struct TwoStreams {
+  ScenarioBuilder b;
+  RankId r = b.rank();
+  ThreadId t = b.thread(r, "main");
+  StreamId a = b.stream(r, "a");
+  StreamId b_stream = b.stream(r, "b");
+  EventId e = b.event(r, "e");
+  BufferId x = b.buffer(r, "x", 1);
+  void op(Op o) { b.op(r, t, std::move(o)); }
+};
+
 /// Two streams writing one buffer with no event between them: both orders are reachable.
 TEST(Litmus, unordered_streams_writing_one_buffer_race_and_reach_both_values) {
-  ScenarioBuilder b;
-  const RankId r = b.rank();
-  const ThreadId t = b.thread(r, "main");
-  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
-  const BufferId x = b.buffer(r, "x", 1);
-  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
-  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  TwoStreams s;
+  s.op(ScenarioBuilder::fill(s.a, {s.x, 0, 1}, {1.0f}, "write_a"));
+  s.op(ScenarioBuilder::fill(s.b_stream, {s.x, 0, 1}, {2.0f}, "write_b"));
   std::set<float> seen;
-  explore_all(b.build(), [&](const litmus::Outcome& o) {
-    seen.insert(o.engine->read(0, {x, 0, 1})[0]);
+  explore_all(s.b.build(), [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {s.x, 0, 1})[0]);
     EXPECT_TRUE(has(o.hazards, HazardKind::data_race));
   });
   EXPECT_EQ(seen, (std::set<float>{1.0f, 2.0f}));
 }
 
 TEST(Litmus, an_event_between_two_streams_orders_their_writes) {
-  ScenarioBuilder b;
-  const RankId r = b.rank();
-  const ThreadId t = b.thread(r, "main");
-  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
-  const EventId e = b.event(r, "e");
-  const BufferId x = b.buffer(r, "x", 1);
-  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
-  b.op(r, t, ScenarioBuilder::record(s0, e));
-  b.op(r, t, ScenarioBuilder::wait(s1, e));
-  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  TwoStreams s;
+  s.op(ScenarioBuilder::fill(s.a, {s.x, 0, 1}, {1.0f}, "write_a"));
+  s.op(ScenarioBuilder::record(s.a, s.e));
+  s.op(ScenarioBuilder::wait(s.b_stream, s.e));
+  s.op(ScenarioBuilder::fill(s.b_stream, {s.x, 0, 1}, {2.0f}, "write_b"));
   std::set<float> seen;
-  explore_all(b.build(), [&](const litmus::Outcome& o) {
-    seen.insert(o.engine->read(0, {x, 0, 1})[0]);
+  explore_all(s.b.build(), [&](const litmus::Outcome& o) {
+    seen.insert(o.engine->read(0, {s.x, 0, 1})[0]);
     EXPECT_TRUE(o.hazards.empty());
   });
   EXPECT_EQ(seen, (std::set<float>{2.0f}));
 }
 
 /// Stream a writes x; the thread host-synchronizes (`sync`: on stream a, on an event a records
-/// after the write, or on the device); then stream b writes x. Stream b ran an op issued before the sync first, so its clock
-/// has the thread's clock from before the sync, and the later write must still take the clock
-/// the thread has after it: the engine keeps a thread's clock per host op (ThreadState::versions),
-/// and an op issued after one carries the newer.
-Scenario write_sync_write(OpKind sync) {
-  ScenarioBuilder b;
-  const RankId r = b.rank();
-  const ThreadId t = b.thread(r, "main");
-  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
-  const EventId e = b.event(r, "e");
-  const BufferId x = b.buffer(r, "x", 1);
-  const BufferId y = b.buffer(r, "y", 1);
-  b.op(r, t, ScenarioBuilder::fill(s1, {y, 0, 1}, {3.0f}, "before_sync_b"));
-  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
-  b.op(r, t, ScenarioBuilder::record(s0, e));
-  b.op(r, t, ScenarioBuilder::host(sync, sync == OpKind::event_synchronize ? e : s0));
-  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
-  return b.build();
+/// after the write, or on the device; none: nothing orders the writes); then stream b writes x.
+/// Stream b ran an op issued before the sync first, so its clock has the thread's clock from
+/// before the sync, and the later write must still take the clock the thread has after it: the
+/// engine keeps a thread's clock per host op (ThreadState::versions), and an op issued after one
+/// carries the newer.
+Scenario write_sync_write(std::optional<OpKind> sync) {
+  TwoStreams s;
+  const BufferId y = s.b.buffer(s.r, "y", 1);
+  s.op(ScenarioBuilder::fill(s.b_stream, {y, 0, 1}, {3.0f}, "before_sync_b"));
+  s.op(ScenarioBuilder::fill(s.a, {s.x, 0, 1}, {1.0f}, "write_a"));
+  if (sync) {
+    s.op(ScenarioBuilder::record(s.a, s.e));
+    s.op(ScenarioBuilder::host(*sync, *sync == OpKind::event_synchronize ? s.e : s.a));
+  }
+  s.op(ScenarioBuilder::fill(s.b_stream, {s.x, 0, 1}, {2.0f}, "write_b"));
+  return s.b.build();
 }
 
 TEST(Litmus, a_host_synchronization_orders_the_writes_before_it_and_after_it_on_other_streams) {
   for (const OpKind sync : {OpKind::stream_synchronize, OpKind::event_synchronize, OpKind::device_synchronize}) {
     std::set<float> seen;
     const std::size_t runs = explore_all(write_sync_write(sync), [&](const litmus::Outcome& o) {
-      seen.insert(o.engine->read(0, {0, 0, 1})[0]);  // x, the rank's buffer 0
+      seen.insert(o.engine->read(0, {0, 0, 1})[0]);  // x
       EXPECT_TRUE(o.hazards.empty()) << to_string(sync) << "\n" << litmus::describe(o.hazards);
     });
     EXPECT_GT(runs, 1u) << to_string(sync);
@@ -163,32 +166,19 @@ TEST(Litmus, a_host_synchronization_orders_the_writes_before_it_and_after_it_on_
 
 /// Without the synchronization the same writes race: the test above can fail.
 TEST(Litmus, without_the_host_synchronization_the_writes_race) {
-  ScenarioBuilder b;
-  const RankId r = b.rank();
-  const ThreadId t = b.thread(r, "main");
-  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
-  const BufferId x = b.buffer(r, "x", 1);
-  const BufferId y = b.buffer(r, "y", 1);
-  b.op(r, t, ScenarioBuilder::fill(s1, {y, 0, 1}, {3.0f}, "before_b"));
-  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
-  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
-  explore_all(b.build(), [&](const litmus::Outcome& o) { EXPECT_TRUE(has(o.hazards, HazardKind::data_race)); });
+  explore_all(write_sync_write(std::nullopt),
+              [&](const litmus::Outcome& o) { EXPECT_TRUE(has(o.hazards, HazardKind::data_race)); });
 }
 
 /// A wait issued before the event was ever recorded waits for nothing (CUDA semantics).
 TEST(Litmus, waiting_on_an_event_recorded_later_does_not_order_anything) {
-  ScenarioBuilder b;
-  const RankId r = b.rank();
-  const ThreadId t = b.thread(r, "main");
-  const StreamId s0 = b.stream(r, "a"), s1 = b.stream(r, "b");
-  const EventId e = b.event(r, "e");
-  const BufferId x = b.buffer(r, "x", 1);
-  b.op(r, t, ScenarioBuilder::wait(s1, e));
-  b.op(r, t, ScenarioBuilder::fill(s0, {x, 0, 1}, {1.0f}, "write_a"));
-  b.op(r, t, ScenarioBuilder::record(s0, e));
-  b.op(r, t, ScenarioBuilder::fill(s1, {x, 0, 1}, {2.0f}, "write_b"));
+  TwoStreams s;
+  s.op(ScenarioBuilder::wait(s.b_stream, s.e));
+  s.op(ScenarioBuilder::fill(s.a, {s.x, 0, 1}, {1.0f}, "write_a"));
+  s.op(ScenarioBuilder::record(s.a, s.e));
+  s.op(ScenarioBuilder::fill(s.b_stream, {s.x, 0, 1}, {2.0f}, "write_b"));
   std::set<float> seen;
-  explore_all(b.build(), [&](const litmus::Outcome& o) { seen.insert(o.engine->read(0, {x, 0, 1})[0]); });
+  explore_all(s.b.build(), [&](const litmus::Outcome& o) { seen.insert(o.engine->read(0, {s.x, 0, 1})[0]); });
   EXPECT_EQ(seen, (std::set<float>{1.0f, 2.0f}));
 }
 
