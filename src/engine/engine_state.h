@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "engine/engine.h"
@@ -45,8 +46,9 @@ struct QueuedOp {
   bool joined = false;
   bool done = false;        ///< p2p: its pair completed (a grouped op leaves its stream once the ops ahead did)
 };
-// One cache line: every issue writes one and every execute reads one.
-static_assert(sizeof(QueuedOp) == 64);
+// One cache line: every issue writes one and every execute reads one. Plain data, so a pop
+// leaves its slot as it is (Fifo::pop_front).
+static_assert(sizeof(QueuedOp) == 64 && std::is_trivially_destructible_v<QueuedOp>);
 
 struct ThreadState {
   std::uint32_t pc = 0;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <iterator>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -78,10 +79,10 @@ class Fifo {
     return back;
   }
 
-  /// Drops the front. Its slot is released so what it held does not linger: by the element's
-  /// own release() where it has one (a queued op frees its clock; the rest is plain data, and
-  /// assigning a whole default op is most of a pop), else by assigning T{}. A pop that empties
-  /// the list clears it, which destroys every slot anyway.
+  /// Drops the front. Its slot is released so what it held does not linger: by assigning T{}
+  /// where the element owns something (a string, a shared pointer); plain data (a queued op, a
+  /// launch-order entry) is left as it is. A pop that empties the list clears it, which destroys
+  /// every slot anyway.
   [[gnu::always_inline]] void pop_front() {  // inlined: a call's register saves were a third of a pop
     ++head_;
     T& popped = *front_++;
@@ -89,11 +90,7 @@ class Fifo {
       clear();
       return;
     }
-    if constexpr (requires { popped.release(); }) {
-      popped.release();
-    } else {
-      popped = T{};
-    }
+    if constexpr (!std::is_trivially_destructible_v<T>) popped = T{};
     if (head_ >= 32 && head_ > size()) compact();
   }
 
