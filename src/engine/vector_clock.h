@@ -64,12 +64,6 @@ class VectorClock {
     size_ = 0;
   }
 
-  /// Frees any shared base and delta, leaving an inline clock's epochs as they are: for a slot
-  /// that is never read again (a popped queued op), where clear() would also zero them.
-  void release_shared() {
-    if (base_ || delta_.capacity() > 0) clear();
-  }
-
   Epoch operator[](ActorId actor) const {
     if (!base_) return actor < inline_actors ? small_[actor] : 0;
     return large_at(actor);
