@@ -144,10 +144,11 @@ template <class PriorityOf>
   std::uint64_t best_priority = 0;
   for (std::size_t i = 0; i < options.size(); ++i) {
     const std::uint64_t priority = priority_of(options[i]);
-    if (priority > best_priority) {
-      best = i;
-      best_priority = priority;
-    }
+    // Selects, not a branch: which option is best so far follows the random priorities, so a
+    // branch on it was mispredicted often; gcc compiles these to conditional moves (issue 19).
+    const bool better = priority > best_priority;
+    best = better ? i : best;
+    best_priority = better ? priority : best_priority;
   }
   return best;
 }
