@@ -15,8 +15,8 @@ path starts, so the largest rows name the branches to look at (perf annotate).
 --by-instruction prints rows per instruction (function+offset) instead: the place itself, for
 `perf annotate -s FUNCTION` or `objdump -d` (whose start address is the function's, from nm).
 Where a mispredicted branch goes, the first instructions of its right path take the samples.
---no-detectors samples the same two benchmarks with no detector attached (BM_RandomSchedules-
-NoDetectors, BM_SameRandomScheduleNoDetectors): the engine's part alone.
+--no-detectors samples the same two benchmarks with no detector attached
+(BM_RandomSchedulesNoDetectors, BM_SameRandomScheduleNoDetectors): the engine's part alone.
 
 Needs `perf` (Debian: linux-perf) and a kernel that lets this user sample
 (kernel.perf_event_paranoid <= 2, or root).
