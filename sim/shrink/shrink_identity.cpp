@@ -68,6 +68,38 @@ struct Produced {
   std::vector<float> values;
 };
 
+/// A comm op's issue, as its completion names it. A collective's seq counts on its
+/// communicator, a send's or recv's per pair and direction (the engine's p2p_issued), so a
+/// p2p op's key holds its peer and direction too: (rank, comm, seq) alone would let a later send
+/// of the rank overwrite the recv the completion wrote through.
+enum class Side : std::uint8_t { collective, send, recv };
+using IssuedKey = std::tuple<RankId, CommId, std::uint64_t, RankId /* p2p: the peer */, Side>;
+
+IssuedKey issued_key(const Scenario& s, const OpRef& ref, CommId comm, std::uint64_t seq) {
+  const Op& op = op_at(s, ref);
+  if (!is_p2p(op.kind)) return {ref.rank, comm, seq, 0, Side::collective};
+  return {ref.rank, comm, seq, s.comms[comm].members.at(op.peer), op.kind == OpKind::send ? Side::send : Side::recv};
+}
+
+/// The op on `rank` that the completion `step` ran, if `rank` took part: a collective's member
+/// op, or of a send / recv pair (the step names the send) the side on `rank`.
+std::optional<OpRef> completed_op(const Scenario& s, const Step& step, RankId rank, const std::map<IssuedKey, OpRef>& issued) {
+  const Op& first = op_at(s, step.op);
+  std::optional<IssuedKey> key;
+  if (!is_p2p(first.kind)) {
+    if (member_index(s.comms[step.comm], rank) >= 0) key = IssuedKey{rank, step.comm, step.seq, 0, Side::collective};
+  } else {
+    const RankId sender = step.op.rank;
+    const RankId receiver = s.comms[step.comm].members.at(first.peer);
+    if (rank == sender) return step.op;
+    if (rank == receiver) key = IssuedKey{receiver, step.comm, step.seq, sender, Side::recv};
+  }
+  if (!key) return std::nullopt;
+  auto it = issued.find(*key);
+  AMAX_CHECK(it != issued.end(), "a collective completed on a member that never issued it");
+  return it->second;
+}
+
 Produced produced(const Scenario& s, const std::vector<Step>& steps, const ReplicaCheck::Replica& replica) {
   const Buffer& buffer = s.ranks[replica.rank].buffers[replica.range.buffer];
   Produced out;
@@ -75,16 +107,12 @@ Produced produced(const Scenario& s, const std::vector<Step>& steps, const Repli
     const std::size_t at = replica.range.offset + i;
     out.values.push_back(at < buffer.init.size() ? buffer.init[at] : 0.0f);
   }
-  std::map<std::tuple<RankId, CommId, std::uint64_t>, OpRef> collective_ops;
+  std::map<IssuedKey, OpRef> issued;
   for (const Step& step : steps) {
     std::optional<OpRef> writer;
-    if (step.action.kind == ActionKind::issue && step.collective) collective_ops[{step.op.rank, step.comm, step.seq}] = step.op;
+    if (step.action.kind == ActionKind::issue && step.collective) issued[issued_key(s, step.op, step.comm, step.seq)] = step.op;
     if (step.action.kind == ActionKind::execute && step.op.rank == replica.rank) writer = step.op;
-    if (step.action.kind == ActionKind::complete && member_index(s.comms[step.comm], replica.rank) >= 0) {
-      auto it = collective_ops.find({replica.rank, step.comm, step.seq});
-      AMAX_CHECK(it != collective_ops.end(), "a collective completed on a member that never issued it");
-      writer = it->second;
-    }
+    if (step.action.kind == ActionKind::complete) writer = completed_op(s, step, replica.rank, issued);
     if (!writer) continue;
     for (const Range& range : op_at(s, *writer).writes) {
       if (!range.overlaps(replica.range)) continue;

@@ -127,6 +127,57 @@ TEST(Shrink, a_value_mismatch_keeps_the_op_that_wrote_the_wrong_value) {
   EXPECT_LT(shrunk.after.ops, shrunk.before.ops);
 }
 
+/// Ranks 0 → 1 → 2 pass a value on by send / recv: rank 0 fills `out` with 5 (its initial value
+/// is 3) and sends it; rank 1 receives it into `in` and sends that on to rank 2. The check wants
+/// 7 in rank 1's `in`, so every run shows 5 there, written by rank 1's recv. With
+/// `bystander`, rank 2 only holds its own checked `in` (never written: 0 against 7) and takes no
+/// part in the pair.
+Scenario p2p_chain(bool bystander) {
+  ScenarioBuilder b(bystander ? "p2p_bystander" : "p2p_chain");
+  const RankId r0 = b.rank(), r1 = b.rank(), r2 = b.rank();
+  const CommId pp = b.comm("pp", {r0, r1, r2});
+  const StreamId s0 = b.stream(r0, "s"), s1 = b.stream(r1, "s"), s2 = b.stream(r2, "s");
+  const ThreadId t0 = b.thread(r0, "main"), t1 = b.thread(r1, "main"), t2 = b.thread(r2, "main");
+  const BufferId out = b.buffer(r0, "out", 1, {3.0f});
+  const BufferId in1 = b.buffer(r1, "in", 1), in2 = b.buffer(r2, "in", 1);
+  b.op(r0, t0, ScenarioBuilder::fill(s0, {out, 0, 1}, {5.0f}, "fill_out"));
+  b.op(r0, t0, ScenarioBuilder::send(s0, pp, 1, {out, 0, 1}, "send01"));
+  b.op(r1, t1, ScenarioBuilder::recv(s1, pp, 0, {in1, 0, 1}, "recv10"));
+  const RankId checked = bystander ? r2 : r1;
+  if (!bystander) {
+    b.op(r1, t1, ScenarioBuilder::send(s1, pp, 2, {in1, 0, 1}, "send12"));
+    b.op(r2, t2, ScenarioBuilder::recv(s2, pp, 1, {in2, 0, 1}, "recv21"));
+  }
+  b.scenario().checks.push_back(ReplicaCheck{"in", {{checked, {checked == r1 ? in1 : in2, 0, 1}}}, {7.0f}});
+  return b.build();
+}
+
+TEST(Shrink, a_value_received_by_recv_keeps_the_recv_and_the_value_it_received) {
+  // A later send of the receiving rank, whose per-pair seq is the recv's, once stood in for the
+  // recv as the writer: the identity said "kept its initial value", so a shrink could drop the
+  // fill and keep a run that received 3 instead of 5, another bug.
+  const Scenario s = p2p_chain(false);
+  const RunResult original = first_run_with(s, HazardKind::value_mismatch);
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::value_mismatch);
+  ASSERT_EQ(shrunk.identity.producers.size(), 1u) << shrunk.identity.show();
+  EXPECT_NE(shrunk.identity.producers[0].find("recv10 wrote in = [5]"), std::string::npos) << shrunk.identity.show();
+  EXPECT_NE(shrunk.hazard.summary.find('5'), std::string::npos) << shrunk.hazard.summary;
+  ReplayStrategy replay(shrunk.run.choices, ReplayStrategy::Mode::strict);
+  const RunResult again = run_once(shrunk.scenario, replay, identity_options({}, HazardKind::value_mismatch));
+  EXPECT_TRUE(same_bug(shrunk.identity, shrunk.scenario, shrunk.lineage, again)) << shrunk.identity.show();
+}
+
+TEST(Shrink, a_member_outside_a_send_recv_pair_is_not_written_by_it) {
+  // Once an internal error: the pair's completion was looked up on every member of the
+  // communicator, and rank 2 issued nothing on it.
+  const Scenario s = p2p_chain(true);
+  const RunResult original = first_run_with(s, HazardKind::value_mismatch);
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::value_mismatch);
+  ASSERT_EQ(shrunk.identity.producers.size(), 1u) << shrunk.identity.show();
+  EXPECT_NE(shrunk.identity.producers[0].find("rank 2 buffer in kept its initial value [0]"), std::string::npos)
+      << shrunk.identity.show();
+}
+
 TEST(Shrink, a_wait_for_cycle_stays_a_cycle) {
   const Scenario s = te_async({{"comm", "separate"}, {"amax-order", "rank-dependent"}, {"kernels", "serialized"},
                                {"dp", "2"}, {"modules", "1"}, {"iters", "1"}});
