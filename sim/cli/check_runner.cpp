@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <filesystem>
 
 #include "trace/reproduce.h"
+#include "util/atomic_file.h"
 
 namespace amaxcheck::cli {
 
@@ -21,6 +21,12 @@ std::string slug(const std::string& text) {
 }
 
 CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
+  const std::string trace_path = request.trace_out.empty()
+                                     ? fmt::format("out/traces/{}-{}-seed{}.jsonl", slug(scenario.name),
+                                                   request.explore.strategy, request.explore.seed)
+                                     : request.trace_out;
+  // Refused before the exploration, not after it found the hazard the trace was for.
+  check_parent_folders(trace_path);
   CheckOutcome outcome;
   const auto start = std::chrono::steady_clock::now();
   outcome.result = sched::explore(scenario, request.explore);
@@ -28,12 +34,8 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
   const sched::TimedRun* timing = outcome.result.timing ? &*outcome.result.timing : nullptr;
   if (timing) outcome.cost = cost_figures(scenario, *timing, timing->cost, request.iterations, request.separate_amax_comm);
   if (outcome.result.first_failure) {
-    outcome.trace_path = request.trace_out.empty()
-                             ? fmt::format("out/traces/{}-{}-seed{}.jsonl", slug(scenario.name),
-                                           request.explore.strategy, request.explore.seed)
-                             : request.trace_out;
-    const auto parent = std::filesystem::path(outcome.trace_path).parent_path();
-    if (!parent.empty()) std::filesystem::create_directories(parent);
+    outcome.trace_path = trace_path;
+    create_parent_folders(outcome.trace_path);
     outcome.trace = sched::failure_trace(scenario, request.explore, *outcome.result.first_failure, timing);
     sched::write_trace_file(outcome.trace_path, *outcome.trace);
     outcome.replay = sched::replay_command(outcome.trace_path);

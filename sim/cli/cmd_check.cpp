@@ -14,7 +14,9 @@
 #include "model/split_communicators.h"
 #include "trace/reproduce.h"
 #include "scheduler/strategy_table.h"
+#include "util/atomic_file.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -45,11 +47,15 @@ sched::ExploreOptions explore_options(const CheckArgs& args) {
   o.strategy = entry.name;
   o.args = args.strategy_args;
   o.seed = args.seed;
+  // No runs show nothing: a sampled check of zero runs would say "no hazard found" about a
+  // design it never ran.
+  if (args.runs == 0) throw InputError("--runs: expected at least 1");
   o.runs = args.runs;
   o.jobs = std::max(1u, args.jobs);
   o.stop_at_first = !args.keep_going;
   o.run.max_steps = args.max_steps;
-  if (args.time_budget_s < 0) throw InputError("--time-budget: expected seconds >= 0 (0 = none)");
+  // Written so that NaN, for which every comparison is false, is refused too.
+  if (!(args.time_budget_s >= 0)) throw InputError("--time-budget: expected seconds >= 0 (0 = none)");
   if (args.time_budget_s > 0) o.time_budget_s = args.time_budget_s;
   if (!args.no_progress) o.progress = stderr_progress(entry.coverage == sched::Coverage::exhaustive ? "schedules" : "runs");
   return o;
@@ -70,7 +76,7 @@ nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, 
   j["step_cap"] = r.step_cap;
   j["cut_short"] = cut_short_json(r);
   j["seconds"] = outcome.seconds;
-  j["trace"] = outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(outcome.trace_path);
+  j["trace"] = outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(escape_invalid_utf8(outcome.trace_path));
   j["hazards"] = nlohmann::ordered_json::array();
   std::vector<Hazard> hazards;
   for (const auto& found : r.hazards) {
@@ -152,6 +158,12 @@ int run(CheckArgs& args) {
   const Recording recording = args.check_determinism ? Recording::always : Recording::on_hazard;
   const Scenario scenario = args.one_rank_comms ? split_communicators_per_rank(args.target.load(jobs, recording))
                                                 : args.target.load(jobs, recording);
+  if (!args.target.from_protocol) {
+    check_distinct_files(args.trace_out, "--trace-out", args.target.target, "scenario file");
+    check_distinct_files(args.junit_xml, "--junit-xml", args.target.target, "scenario file");
+  }
+  check_distinct_files(args.junit_xml, "--junit-xml", args.trace_out, "--trace-out");
+  if (!args.junit_xml.empty()) check_parent_folders(args.junit_xml);
   CheckRequest request;
   request.explore = explore_options(args);
   request.explore.before_recording = args.target.recording_check;

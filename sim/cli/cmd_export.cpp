@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "export/perfetto.h"
 #include "trace/trace.h"
+#include "util/atomic_file.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -14,6 +15,7 @@ struct ExportArgs {
 };
 
 int export_trace(const ExportArgs& args) {
+  check_distinct_files(args.perfetto, "--perfetto", args.trace, "trace");
   const sched::Trace trace = sched::read_trace_file(args.trace);
   sched::write_chrome_trace_file(args.perfetto, trace);
   fmt::print("wrote {} ({} steps, {} hazard(s), time in {}): open it in https://ui.perfetto.dev or chrome://tracing\n",

@@ -9,6 +9,7 @@
 #include "cli/memory_limit.h"
 #include "cli/verdict_report.h"
 #include "util/atomic_file.h"
+#include "util/utf8.h"
 #include "trace/reproduce.h"
 #include "trace/trace.h"
 
@@ -66,7 +67,7 @@ int replay(const ReplayArgs& args) {
                                                           : sched::VerdictKind::no_hazard_found;
   if (args.json) {
     nlohmann::ordered_json out;
-    out["trace"] = args.trace;
+    out["trace"] = escape_invalid_utf8(args.trace);
     out["scenario"] = trace.header.scenario_name;
     out["strategy"] = trace.header.strategy;
     out["seed"] = trace.header.seed;

@@ -8,7 +8,9 @@
 #include "trace/reproduce.h"
 #include "shrink/shrink.h"
 #include "trace/trace.h"
+#include "util/atomic_file.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -31,6 +33,7 @@ HazardKind target_kind(const ShrinkArgs& args, const sched::Trace& trace) {
 }
 
 int shrink(const ShrinkArgs& args) {
+  check_distinct_files(args.out, "--output", args.trace, "trace");  // the failing trace stays
   const sched::Trace trace = sched::read_trace_file(args.trace);
   const Scenario scenario = sched::trace_scenario(trace, args.trace);
   args.memory.check_scenario(scenario, args.trace);
@@ -41,7 +44,7 @@ int shrink(const ShrinkArgs& args) {
   const sched::ShrinkResult result = sched::shrink(scenario, trace.choices(), target, options);
 
   nlohmann::ordered_json parameters;
-  parameters["shrunk_from"] = args.trace;
+  parameters["shrunk_from"] = escape_invalid_utf8(args.trace);
   parameters["target"] = to_string(target);
   parameters["hazard"] = result.identity.show();
   parameters["original_strategy"] = trace.header.strategy;

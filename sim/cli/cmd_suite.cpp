@@ -12,7 +12,9 @@
 #include "cli/suite_command.h"
 #include "cli/suite_runner.h"
 #include "cli/verdict_report.h"
+#include "util/atomic_file.h"
 #include "util/check.h"
+#include "util/utf8.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -98,7 +100,7 @@ nlohmann::ordered_json case_json(const SuiteCase& c, const CaseRun& run) {
   j["complete"] = r.coverage_complete;
   j["cut_short"] = cut_short_json(r);
   j["seconds"] = run.outcome.seconds;
-  j["trace"] = run.outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(run.outcome.trace_path);
+  j["trace"] = run.outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(escape_invalid_utf8(run.outcome.trace_path));
   j["timeline"] = run.timeline.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(run.timeline);
   j["replay"] = run.outcome.replay;
   j["rerun"] = c.rerun;
@@ -149,6 +151,8 @@ int run_suite_command(const Suite& suite, const SuiteCommandOptions& options) {
   SuiteRunOptions run_options;
   run_options.jobs = std::max(1u, options.jobs);
   run_options.out_dir = options.out_dir.empty() ? "out/suites/" + slug(suite.name) : options.out_dir;
+  // Refused before the cases run, not after.
+  if (!options.junit_xml.empty()) check_parent_folders(options.junit_xml);
   std::error_code error;
   std::filesystem::create_directories(run_options.out_dir, error);
   if (error) throw InputError(fmt::format("--out {}: cannot create the folder: {}", run_options.out_dir, error.message()));

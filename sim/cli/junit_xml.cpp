@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
 
 #include "util/atomic_file.h"
 
@@ -68,9 +67,7 @@ std::string junit_xml(const JunitSuite& suite) {
 }
 
 void write_junit_file(const std::string& path, const JunitSuite& suite) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  std::error_code ignored;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
+  create_parent_folders(path);
   write_file_atomically(path, junit_xml(suite));
 }
 

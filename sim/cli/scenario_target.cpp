@@ -29,7 +29,10 @@ Scenario ScenarioTarget::load(unsigned jobs, Recording recording) {
     if (recording == Recording::on_hazard) recording_check = memory.recording_check(scenario, where);
     return scenario;
   }
-  if (!std::filesystem::exists(target)) {
+  std::error_code error;
+  const bool exists = std::filesystem::exists(target, error);
+  if (error) throw InputError(fmt::format("{}: cannot look at this scenario file: {}", escape_invalid_utf8(target), error.message()));
+  if (!exists) {
     std::string names;
     for (const auto& doc : protocol_docs()) names += (names.empty() ? "" : ", ") + doc.name;
     throw InputError(fmt::format("{}: not a protocol ({}) and no such scenario file", target, names));

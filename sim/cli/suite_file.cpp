@@ -15,6 +15,7 @@
 #include "io/toml_file.h"
 #include "scheduler/strategy_table.h"
 #include "util/check.h"
+#include "util/shell_word.h"
 
 namespace amaxcheck::cli {
 namespace {
@@ -60,8 +61,14 @@ sched::ExploreOptions read_explore(const JsonField& c) {
     o.strategy = s->as_string();
   }
   if (auto f = c.find("seed")) o.seed = f->as_uint64();
-  if (auto f = c.find("runs")) o.runs = f->as_uint64();
-  if (auto f = c.find("depth")) o.args.set("depth", f->as_uint());
+  if (auto f = c.find("runs")) {
+    o.runs = f->as_uint64();
+    if (o.runs == 0) f->fail("expected at least 1 run");  // zero runs show nothing, as in `check`
+  }
+  if (auto f = c.find("depth")) {
+    if (f->as_uint() == 0) f->fail("expected a PCT depth of at least 1");
+    o.args.set("depth", f->as_uint());
+  }
   if (auto f = c.find("keep_going")) o.stop_at_first = !f->as_bool();
   if (auto f = c.find("max_schedules")) o.args.set("max-schedules", f->as_uint64());
   if (auto f = c.find("preemption_bound")) o.args.set("preemption-bound", f->as_uint());
@@ -126,9 +133,13 @@ SuiteCase read_case(const JsonField& c, const std::string& where, const std::str
   };
   if (auto file = c.find("scenario_file")) {
     const std::string path = (std::filesystem::path(base_dir) / file->as_string()).lexically_normal().string();
-    if (!std::filesystem::exists(path)) file->fail(fmt::format("no such scenario file: {}", path));
+    std::error_code error;
+    if (!std::filesystem::exists(path, error)) {
+      file->fail(error ? fmt::format("cannot look at the scenario file {}: {}", path, error.message())
+                       : fmt::format("no such scenario file: {}", path));
+    }
     out.scenario = load_scenario_file(path, refuse_large);
-    out.rerun = check + path;
+    out.rerun = check + shell_word(path);
   } else {
     const JsonField scenario = c.at("scenario");
     if (!scenario.json().contains("protocol")) {

@@ -234,6 +234,9 @@ void record_steps_of(const Scenario& scenario, const RunOptions& run_options, St
 
 ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   const StrategyEntry& entry = strategy_entry(options.strategy);
+  // Its readers refuse 0 (`--runs`, a suite's "runs"): a sampled exploration of no runs would
+  // be "no hazard found" about a design it never ran.
+  AMAX_CHECK(entry.coverage != Coverage::sampled || options.runs > 0, "a sampled exploration needs at least one run");
   ExploreClock clock(options.time_budget_s, options.progress, entry.coverage == Coverage::sampled ? options.runs : 0);
   const unsigned jobs = entry.runs == RunOrder::independent ? std::max(1U, options.jobs) : 1U;
   std::vector<std::unique_ptr<Strategy>> strategies;
@@ -287,6 +290,9 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   result.step_cap = run_options.max_steps;
   result.cut_short.step_cap = result.step_cap;
   if (options.time_budget_s) result.cut_short.time_budget_s = *options.time_budget_s;
+  // A search that visited every branch, some of them cut at the step cap, did not cover those
+  // runs' schedules: no cap leaves coverage complete.
+  if (result.cut_short.any()) result.coverage_complete = false;
   result.verdict = decide_verdict(entry.coverage, result.hazards.size(), result.cut_short, result.coverage_complete);
   return result;
 }

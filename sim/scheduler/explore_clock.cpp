@@ -7,7 +7,10 @@ constexpr std::int64_t report_every_ns = 1'000'000'000;
 
 ExploreClock::ExploreClock(std::optional<double> budget_s, ProgressFn progress, std::uint64_t target)
     : start_(Clock::now()), progress_(std::move(progress)), target_(target), next_report_ns_(report_every_ns) {
-  if (budget_s) {
+  // A budget longer than the clock can count to (steady_clock's nanoseconds reach about 292
+  // years) is no deadline: converted, it would overflow into one already past.
+  const std::chrono::duration<double> left = Clock::time_point::max() - start_;
+  if (budget_s && *budget_s < left.count() / 2) {
     deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*budget_s));
   }
 }

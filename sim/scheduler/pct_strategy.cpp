@@ -186,7 +186,7 @@ std::span<const StrategyParam> pct_params() { return params; }
 
 std::unique_ptr<Strategy> make_pct_strategy(const StrategySetup& setup) {
   const std::uint64_t depth = setup.count("depth");
-  if (depth > UINT32_MAX) throw InputError(fmt::format("--depth: expected at most {}, got {}", UINT32_MAX, depth));
+  if (depth == 0 || depth > UINT32_MAX) throw InputError(fmt::format("--depth: expected 1 to {}, got {}", UINT32_MAX, depth));
   const PctOptions options{0, static_cast<std::uint32_t>(depth), expected_steps(setup.scenario)};
   return std::make_unique<PctStrategy>(options, setup.sampled());
 }

@@ -8,6 +8,7 @@
 #include "io/scenario_embed.h"
 #include "io/scenario_hash.h"
 #include "util/check.h"
+#include "util/shell_word.h"
 
 namespace amaxcheck::sched {
 
@@ -123,6 +124,6 @@ std::optional<std::string> check_determinism(const Scenario& scenario, const Exp
   return std::nullopt;
 }
 
-std::string replay_command(const std::string& trace_path) { return "amaxcheck replay " + trace_path; }
+std::string replay_command(const std::string& trace_path) { return "amaxcheck replay " + shell_word(trace_path); }
 
 }  // namespace amaxcheck::sched

@@ -104,6 +104,48 @@ void write_file_atomically(const std::string& path, std::string_view content) {
   }
 }
 
+void create_parent_folders(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  if (parent.empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(parent, error);
+  if (error) throw InputError(fmt::format("{}: cannot create its folder {}: {}", path, parent.string(), error.message()));
+}
+
+void check_parent_folders(const std::string& path) {
+  for (std::filesystem::path folder = std::filesystem::path(path).parent_path(); !folder.empty();
+       folder = folder.parent_path()) {
+    std::error_code error;
+    const std::filesystem::file_status status = std::filesystem::status(folder, error);
+    if (status.type() == std::filesystem::file_type::not_found) {
+      if (folder == folder.parent_path()) return;
+      continue;
+    }
+    if (error) throw InputError(fmt::format("{}: cannot look at its folder {}: {}", path, folder.string(), error.message()));
+    if (status.type() != std::filesystem::file_type::directory) {
+      throw InputError(fmt::format("{}: {} is not a folder, so the file cannot be written there", path, folder.string()));
+    }
+    return;
+  }
+}
+
+void check_distinct_files(const std::string& output, std::string_view output_option, const std::string& other,
+                          std::string_view other_name) {
+  if (output.empty() || other.empty()) return;
+  std::error_code error;
+  bool same = false;
+  if (std::filesystem::exists(output, error) && std::filesystem::exists(other, error)) {
+    same = std::filesystem::equivalent(output, other, error);
+  } else {
+    // Not both there yet: the same path, however it is spelled.
+    same = std::filesystem::weakly_canonical(output, error) == std::filesystem::weakly_canonical(other, error);
+  }
+  // A path that cannot be looked at fails where it is read or written, naming it.
+  if (error || !same) return;
+  throw InputError(fmt::format("{} {}: the same file as the {} {}; writing it would replace that", output_option, output,
+                               other_name, other));
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));

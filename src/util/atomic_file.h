@@ -16,6 +16,18 @@ namespace amaxcheck {
 
 /// Writes `content` to `path` atomically; InputError naming the path when it cannot.
 void write_file_atomically(const std::string& path, std::string_view content);
+/// Creates the folders above `path` that are missing; InputError naming the folder when one
+/// cannot be made (a part of it is a file, no permission).
+void create_parent_folders(const std::string& path);
+/// Refuses, before any work, an output path whose folders could never be made: InputError when
+/// the nearest part of its folder that exists is not a folder, or cannot be looked at. Makes
+/// nothing (an output written only on a hazard leaves no empty folder behind).
+void check_parent_folders(const std::string& path);
+/// Refuses an output that would replace another file of the same command (its input, or
+/// another output): InputError naming both when `output` and `other` are one file, through a
+/// link or another spelling too.
+void check_distinct_files(const std::string& output, std::string_view output_option, const std::string& other,
+                          std::string_view other_name);
 /// Reads a whole file; InputError naming the path when it cannot.
 std::string read_file(const std::string& path);
 

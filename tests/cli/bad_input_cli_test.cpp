@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "util/atomic_file.h"
 #include "run_cli.h"
 
 namespace amaxcheck::cli {
@@ -91,6 +92,71 @@ TEST(HostileScenario, a_path_that_is_not_utf8_is_printed_escaped_and_the_check_r
   const Ran replay = amaxcheck({"replay", trace});
   EXPECT_EQ(replay.code, exit_hazard) << replay.err;
   std::filesystem::remove(path);
+}
+
+TEST(HostileScenario, trace_and_output_paths_that_are_not_utf8_go_into_json_escaped) {
+  // Once an internal error: nlohmann refuses to dump a string that is not UTF-8.
+  const std::string trace = temp_path("trace_\xff.jsonl");
+  const Ran r = amaxcheck({"check", "te-async", "--wait", "after-copy", "--dp", "2", "--modules", "1", "--iters", "1",
+                           "--trace-out", trace, "--quiet", "--json"});
+  EXPECT_EQ(r.code, exit_hazard) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["trace"], temp_path("trace_\\xFF.jsonl"));
+  EXPECT_EQ(j["hazards"][0]["replay"], "amaxcheck replay $'" + temp_path("trace_\\xff.jsonl") + "'");
+  const Ran replay = amaxcheck({"replay", trace, "--json"});
+  EXPECT_EQ(replay.code, exit_hazard) << replay.err;
+  EXPECT_EQ(nlohmann::json::parse(replay.out)["trace"], temp_path("trace_\\xFF.jsonl"));
+  const std::string shrunk = temp_path("shrunk_\xff.jsonl");
+  const Ran s = amaxcheck({"shrink", trace, "-o", shrunk});
+  EXPECT_EQ(s.code, exit_clean) << s.err;
+  std::filesystem::remove(trace);
+  std::filesystem::remove(shrunk);
+}
+
+TEST(OutputPaths, a_trace_folder_that_cannot_be_made_is_bad_input_before_the_check_runs) {
+  const std::string file = write_file("a_plain_file", "x");
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--trace-out", file + "/traces/t.jsonl"}, {"--junit-xml", file + "/j.xml"}}) {
+    std::vector<std::string> command = {"check", "te-sync", "--dp", "2", "--modules", "1", "--iters", "1", "--runs", "1"};
+    command.insert(command.end(), args.begin(), args.end());
+    const Ran r = amaxcheck(command);
+    EXPECT_EQ(r.code, exit_bad_input) << args[0] << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(file + " is not a folder"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("verdict"), std::string::npos) << "refused before the exploration\n" << r.out;
+  }
+}
+
+TEST(OutputPaths, a_scenario_path_that_cannot_be_looked_at_is_bad_input) {
+  // A link to itself: once an internal error from std::filesystem::exists.
+  const std::string loop = temp_path("link_loop.json");
+  std::filesystem::remove(loop);
+  std::filesystem::create_symlink(loop, loop);
+  const Ran r = amaxcheck({"check", loop});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(loop + ": cannot look at this scenario file"), std::string::npos) << r.err;
+  std::filesystem::remove(loop);
+}
+
+TEST(OutputPaths, an_output_that_would_replace_an_input_is_bad_input) {
+  nlohmann::json doc = shipped_custom_program();
+  const std::string scenario = write_file("replaced.json", doc.dump());
+  const Ran check = amaxcheck({"check", scenario, "--trace-out", scenario});
+  EXPECT_EQ(check.code, exit_bad_input) << check.err;
+  EXPECT_NE(check.err.find("--trace-out " + scenario + ": the same file as the scenario file"), std::string::npos) << check.err;
+  EXPECT_EQ(nlohmann::json::parse(read_file(scenario)), doc) << "the scenario is untouched";
+  const std::string trace = hazard_trace();
+  const Ran both = amaxcheck({"check", scenario, "--trace-out", trace, "--junit-xml", trace});
+  EXPECT_EQ(both.code, exit_bad_input) << both.err;
+  EXPECT_NE(both.err.find("--junit-xml " + trace + ": the same file as the --trace-out"), std::string::npos) << both.err;
+  const std::string before = read_file(trace);
+  // Another spelling of the same path.
+  const std::string respelled = (std::filesystem::path(trace).parent_path() / "." / std::filesystem::path(trace).filename()).string();
+  const Ran exported = amaxcheck({"export", trace, "--perfetto", respelled});
+  EXPECT_EQ(exported.code, exit_bad_input) << exported.err;
+  EXPECT_NE(exported.err.find("the same file as the trace"), std::string::npos) << exported.err;
+  const Ran shrunk = amaxcheck({"shrink", trace, "-o", trace});
+  EXPECT_EQ(shrunk.code, exit_bad_input) << shrunk.err;
+  EXPECT_EQ(read_file(trace), before) << "the trace is untouched";
 }
 
 TEST(MemoryLimit, a_four_billion_element_buffer_is_refused_with_the_estimate) {

@@ -171,6 +171,10 @@ TEST(SuiteCli, bad_input_exits_2_naming_the_file_and_the_field) {
        "cases[0].scenario_file: no such scenario file"},
       {std::string("[") + clean_case + "," + clean_case + "]", "cases[1].name: \"waits before copy\" has the same file name"},
       {"[]", "cases: expected at least one case"},
+      // Zero runs show nothing: once "no hazard found", so the case was met.
+      {R"([{"name": "x", "runs": 0, "expect": {"verdict": "no_hazard_found"}}])", "cases[0].runs: expected at least 1 run"},
+      {R"([{"name": "x", "strategy": "pct", "depth": 0, "expect": {"verdict": "no_hazard_found"}}])",
+       "cases[0].depth: expected a PCT depth of at least 1"},
   };
   for (std::size_t i = 0; i < bad.size(); ++i) {
     const std::string path = suite_file("bad" + std::to_string(i), bad[i].cases);

@@ -3,7 +3,10 @@
 // budget cut the check short), for every strategy; stdout does not depend on progress.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -90,6 +93,49 @@ TEST(CheckCli, a_spent_time_budget_is_inconclusive_exit_4_for_every_strategy) {
   }
 }
 
+TEST(CheckCli, an_exhaustive_search_with_runs_cut_at_the_step_cap_is_not_complete) {
+  // Three threads signalling a flag twice each: 90 classes of 6 steps. Capped at 5 steps, the
+  // search still visits every branch, but no run reaches a schedule's end.
+  const Ran r = amaxcheck({"check", signalling_file(3, 2), "--strategy", "exhaustive", "--max-steps", "5", "--json"});
+  ASSERT_EQ(r.code, exit_inconclusive) << r.out << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  EXPECT_EQ(j["complete"], false) << r.out;
+  EXPECT_EQ(j["runs"], 90) << "every branch visited";
+  const Ran text = amaxcheck({"check", signalling_file(3, 2), "--strategy", "exhaustive", "--max-steps", "5"});
+  EXPECT_NE(text.out.find("search incomplete"), std::string::npos) << text.out;
+}
+
+TEST(CheckCli, zero_runs_are_bad_input_not_a_clean_verdict) {
+  // Zero runs of a racy design once said "no hazard found after 0 run(s)", exit 0.
+  for (const char* strategy : {"random", "pct", "exhaustive"}) {
+    const Ran r = amaxcheck(with(with({"check"}, racy_target), {"--strategy", strategy, "--runs", "0"}));
+    EXPECT_EQ(r.code, exit_bad_input) << strategy << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("--runs: expected at least 1"), std::string::npos) << r.err;
+  }
+}
+
+TEST(CheckCli, a_time_budget_that_is_not_a_number_is_bad_input) {
+  const Ran r = amaxcheck(with(with({"check"}, clean_target), {"--runs", "3", "--time-budget", "nan"}));
+  EXPECT_EQ(r.code, exit_bad_input) << r.out << r.err;
+  EXPECT_NE(r.err.find("--time-budget: expected seconds >= 0"), std::string::npos) << r.err;
+}
+
+TEST(CheckCli, a_time_budget_beyond_the_clock_is_no_deadline) {
+  // Converted to the clock's nanoseconds, 1e10 s overflowed into a deadline already past.
+  for (const char* budget : {"1e10", "1e300", "inf"}) {
+    const Ran r = amaxcheck(with(with({"check"}, clean_target), {"--runs", "3", "--time-budget", budget}));
+    EXPECT_EQ(r.code, exit_clean) << budget << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("no hazard found after 3 run(s)"), std::string::npos) << budget << "\n" << r.out;
+  }
+}
+
+TEST(CheckCli, a_pct_depth_of_zero_is_bad_input) {
+  const Ran r = amaxcheck(with(with({"check"}, clean_target), {"--strategy", "pct", "--depth", "0"}));
+  EXPECT_EQ(r.code, exit_bad_input) << r.out << r.err;
+  EXPECT_NE(r.err.find("--depth: expected 1 to"), std::string::npos) << r.err;
+}
+
 TEST(CheckCli, a_complete_exhaustive_search_of_a_clean_point_is_proven_clean_exit_0) {
   const Ran r = amaxcheck({"check", tiny_clean_file(), "--strategy", "exhaustive", "--time-budget", "600"});
   EXPECT_EQ(r.code, exit_clean) << r.out << r.err;
@@ -114,6 +160,25 @@ TEST(CheckCli, a_hazard_is_exit_1_for_every_strategy_even_when_the_search_stops_
     EXPECT_NE(r.out.find("verdict: HAZARD"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("incomplete (capped or bounded)"), std::string::npos) << r.out;
   }
+}
+
+TEST(CheckCli, the_replay_command_of_a_trace_path_the_shell_would_split_is_quoted) {
+  const std::filesystem::path dir = temp_path("dir with space");
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "it's;here.jsonl").string();
+  const Ran r = amaxcheck(with(with({"check"}, racy_target), {"--trace-out", trace}));
+  ASSERT_EQ(r.code, exit_hazard) << r.out << r.err;
+  const std::string quoted = "amaxcheck replay '" + (dir / "it'\\''s;here.jsonl").string() + "'";
+  EXPECT_NE(r.out.find(quoted), std::string::npos) << quoted << "\n" << r.out;
+  // What a shell makes of the quoted word is the path itself.
+  const std::string echoed = temp_path("echoed_path");
+  const std::string command = "printf %s " + quoted.substr(std::string("amaxcheck replay ").size()) + " > " + echoed;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(echoed);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), trace);
+  // A plain path stays as it is.
+  const Ran plain = amaxcheck(with(with({"check"}, racy_target), {"--trace-out", temp_path("plain.jsonl")}));
+  EXPECT_NE(plain.out.find("amaxcheck replay " + temp_path("plain.jsonl") + "\n"), std::string::npos) << plain.out;
 }
 
 TEST(CheckCli, progress_goes_to_stderr_after_a_second_and_leaves_stdout_alone) {
