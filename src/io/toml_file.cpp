@@ -3,6 +3,7 @@
 #include <cpptoml.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <fstream>
 #include <sstream>
@@ -47,29 +48,39 @@ std::size_t line_nested_too_deep(std::string_view text) {
 }
 
 // cpptoml's accessors are not const (they hand out shared_ptrs to the node itself).
-nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std::string& where);
+nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std::string& where, std::size_t depth);
 
-nlohmann::json json_of_table(const cpptoml::table& table, const std::string& field, const std::string& where) {
+/// `depth`: the tables and arrays around this one. Bounded as a JSON document's nesting is:
+/// dotted keys and headers (`a.b.c = 1`, `[a.b.c]`) nest tables without a bracket, so the text's
+/// bracket count alone does not bound the recursion.
+nlohmann::json json_of_table(const cpptoml::table& table, const std::string& field, const std::string& where,
+                             std::size_t depth) {
+  if (depth > max_json_depth) {
+    throw InputError(fmt::format("{}: field '{}': tables nested deeper than {} levels", where, field, max_json_depth));
+  }
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [key, value] : table) {
-    out[key] = json_of(*value, field.empty() ? key : field + "." + key, where);
+    out[key] = json_of(*value, field.empty() ? key : field + "." + key, where, depth + 1);
   }
   return out;
 }
 
-nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std::string& where) {
-  if (value.is_table()) return json_of_table(*value.as_table(), field, where);
+nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std::string& where, std::size_t depth) {
+  if (value.is_table()) return json_of_table(*value.as_table(), field, where, depth);
+  if (depth > max_json_depth) {
+    throw InputError(fmt::format("{}: field '{}': nested deeper than {} levels", where, field, max_json_depth));
+  }
   if (value.is_table_array()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& table : value.as_table_array()->get()) {
-      out.push_back(json_of_table(*table, fmt::format("{}[{}]", field, out.size()), where));
+      out.push_back(json_of_table(*table, fmt::format("{}[{}]", field, out.size()), where, depth + 1));
     }
     return out;
   }
   if (value.is_array()) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& item : value.as_array()->get()) {
-      out.push_back(json_of(*item, fmt::format("{}[{}]", field, out.size()), where));
+      out.push_back(json_of(*item, fmt::format("{}[{}]", field, out.size()), where, depth + 1));
     }
     return out;
   }
@@ -90,6 +101,12 @@ nlohmann::json read_toml_file(const std::string& path, const std::string& what) 
   std::stringstream buffer;
   buffer << file.rdbuf();
   const std::string text = buffer.str();
+  // TOML text is UTF-8 (the JSON reader holds its files to the same); cpptoml does not check,
+  // and a string that is not would fail only when printed or written as JSON.
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+    throw InputError(fmt::format("{}:{}: not UTF-8 text (byte {} of the file); TOML files are UTF-8", where, line, at));
+  }
   if (const std::size_t line = line_nested_too_deep(text)) {
     throw InputError(fmt::format("{}:{}: nested deeper than {} levels", where, line, max_json_depth));
   }
@@ -104,7 +121,7 @@ nlohmann::json read_toml_file(const std::string& path, const std::string& what) 
     if (at == std::string::npos) throw InputError(fmt::format("{}: invalid TOML: {}", where, message));
     throw InputError(fmt::format("{}:{}: invalid TOML: {}", where, message.substr(at + 9), message.substr(0, at)));
   }
-  return json_of_table(*table, "", where);
+  return json_of_table(*table, "", where, 0);
 }
 
 }  // namespace amaxcheck

@@ -71,6 +71,26 @@ TEST(TomlFile, nesting_deeper_than_the_json_limit_is_refused_before_parsing) {
   EXPECT_NO_THROW(read_toml_file(toml_file("fine", "s = '" + std::string(200, '[') + "'\n" + fine), "suite file"));
 }
 
+TEST(TomlFile, tables_nested_by_dotted_keys_and_headers_are_bounded_like_brackets) {
+  // No bracket nests these: the reader's recursion once overflowed the stack (a crash).
+  std::string key = "a";
+  for (int i = 0; i < 50000; ++i) key += ".a";
+  for (const std::string& text : {key + " = 1\n", "[" + key + "]\nx = 1\n"}) {
+    const std::string error = error_of(toml_file("dotted", text));
+    EXPECT_NE(error.find("tables nested deeper than 64 levels"), std::string::npos) << error.substr(0, 200);
+  }
+  std::string fine = "a";
+  for (int i = 0; i < 40; ++i) fine += ".a";
+  EXPECT_NO_THROW(read_toml_file(toml_file("dotted_fine", fine + " = 1\n"), "suite file"));
+}
+
+TEST(TomlFile, text_that_is_not_utf8_is_refused_naming_its_line) {
+  // Once read as is: an internal error when the suite's name was written as JSON.
+  const std::string path = toml_file("not_utf8", "suite = \"s\"\n\nname = \"seed \xff\"\n");
+  const std::string error = error_of(path);
+  EXPECT_EQ(error.rfind(path + ":3: not UTF-8 text", 0), 0u) << error;
+}
+
 TEST(TomlFile, a_missing_file_is_named) {
   EXPECT_EQ(error_of("/nonexistent/x.toml"), "/nonexistent/x.toml: cannot open suite file");
 }
