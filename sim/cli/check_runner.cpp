@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
+#include <map>
 
 #include "trace/reproduce.h"
 #include "util/atomic_file.h"
+#include "util/check.h"
 
 namespace amaxcheck::cli {
 
@@ -39,6 +42,24 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
     outcome.trace = sched::failure_trace(scenario, request.explore, *outcome.result.first_failure, timing);
     sched::write_trace_file(outcome.trace_path, *outcome.trace);
     outcome.replay = sched::replay_command(outcome.trace_path);
+  }
+  // --keep-going: the hazards that the first failing run did not show, each replayed from the
+  // trace of the run that first showed it, written beside the first ("x.jsonl": "x.run17.jsonl").
+  std::map<std::uint64_t, std::string> replay_of_run;
+  if (outcome.result.first_failure) replay_of_run[outcome.result.first_failure->index] = outcome.replay;
+  for (sched::FailingRun& failing : outcome.result.later_failures) {
+    sched::record_steps(scenario, request.explore, failing);
+    const std::filesystem::path first(outcome.trace_path);
+    const std::string path =
+        (first.parent_path() / fmt::format("{}.run{}{}", first.stem().string(), failing.index, first.extension().string())).string();
+    sched::write_trace_file(path, sched::failure_trace(scenario, request.explore, failing, timing));
+    replay_of_run[failing.index] = sched::replay_command(path);
+    failing.run = sched::RunResult{};  // its steps: one recorded run in memory at a time
+  }
+  for (const sched::FoundHazard& found : outcome.result.hazards) {
+    const auto it = replay_of_run.find(found.first_run);
+    AMAX_CHECK(it != replay_of_run.end(), fmt::format("no trace of run {}, the first to show a hazard", found.first_run));
+    outcome.replays.push_back(it->second);
   }
   return outcome;
 }

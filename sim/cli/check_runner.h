@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli/cost_metrics.h"
 #include "scheduler/explore.h"
@@ -23,6 +24,9 @@ struct CheckOutcome {
   sched::ExploreResult result;
   std::string trace_path;  ///< written when a hazard was found; empty otherwise
   std::string replay;      ///< the command that replays the trace
+  /// Per hazard of result.hazards, the command that replays a trace showing it: `replay`, or
+  /// with --keep-going the trace of the later run that first showed it.
+  std::vector<std::string> replays;
   std::optional<sched::Trace> trace;  ///< the counterexample, when a hazard was found
   double seconds = 0;
   std::optional<CostFigures> cost;  ///< timed runs

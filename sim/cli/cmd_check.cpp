@@ -79,8 +79,9 @@ nlohmann::ordered_json to_json(const Scenario& scenario, const CheckArgs& args, 
   j["trace"] = outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(escape_invalid_utf8(outcome.trace_path));
   j["hazards"] = nlohmann::ordered_json::array();
   std::vector<Hazard> hazards;
-  for (const auto& found : r.hazards) {
-    j["hazards"].push_back(hazard_json(found.hazard, outcome.replay));
+  for (std::size_t i = 0; i < r.hazards.size(); ++i) {
+    const auto& found = r.hazards[i];
+    j["hazards"].push_back(hazard_json(found.hazard, outcome.replays[i]));
     hazards.push_back(found.hazard);
   }
   j["groups"] = hazard_groups_json(hazards);
@@ -117,7 +118,7 @@ void print_human(const Scenario& scenario, const CheckArgs& args, const CheckReq
   }
   std::vector<Hazard> hazards;
   for (const auto& found : r.hazards) hazards.push_back(found.hazard);
-  fmt::print("{}", format_hazard_groups(hazards, outcome.replay));
+  fmt::print("{}", format_hazard_groups(hazards, outcome.replays));
 }
 
 /// The check as a one-testcase JUnit report: a hazard fails it (the message is the first
@@ -138,7 +139,7 @@ JunitSuite junit_of(const Scenario& scenario, const CheckRequest& request, const
     c.outcome = JunitCase::Outcome::failure;
     c.type = "hazard";
     c.message = fmt::format("{}: {}", to_string(hazards.front().kind), hazards.front().summary);
-    c.text = verdict_headline(r) + "\n" + notes_text + format_hazard_groups(hazards, outcome.replay);
+    c.text = verdict_headline(r) + "\n" + notes_text + format_hazard_groups(hazards, outcome.replays);
     c.system_out = outcome.replay;
   } else {
     if (r.verdict == sched::VerdictKind::inconclusive) {
@@ -200,7 +201,9 @@ void register_check(CLI::App& app) {
   sub->add_option("--seed", args->seed, "exploration seed")->capture_default_str();
   sub->add_option("--runs", args->runs, "runs for random and pct")->capture_default_str();
   sub->add_option("--jobs", args->jobs, "worker threads for random and pct (results do not depend on it)")->capture_default_str();
-  sub->add_flag("--keep-going", args->keep_going, "continue after the first failing run to collect every distinct hazard");
+  sub->add_flag("--keep-going", args->keep_going,
+                "continue after the first failing run to collect every distinct hazard (a later run that first shows "
+                "one gets its own trace, TRACE.runN.jsonl)");
   sub->add_option("--max-steps", args->max_steps,
                   "step cap of each run (0 = derived from the scenario: twice its op count's steps plus slack); a run "
                   "that reaches it makes the check inconclusive");

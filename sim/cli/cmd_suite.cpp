@@ -77,7 +77,7 @@ JunitSuite junit_of(const Suite& suite, const std::vector<CaseRun>& runs) {
       // The message is the hazard's summary when there is one (with what was expected).
       jc.message = run.judgement.reason;
       jc.text = fmt::format("expected: {}\ngot: {}\n{}\n{}", describe(c.expect), run.judgement.got, run.judgement.reason,
-                            format_hazard_groups(hazards_of(run.outcome), run.outcome.replay));
+                            format_hazard_groups(hazards_of(run.outcome), run.outcome.replays));
     }
     out.cases.push_back(std::move(jc));
   }
@@ -105,7 +105,7 @@ nlohmann::ordered_json case_json(const SuiteCase& c, const CaseRun& run) {
   j["replay"] = run.outcome.replay;
   j["rerun"] = c.rerun;
   j["hazards"] = nlohmann::ordered_json::array();
-  for (const auto& found : r.hazards) j["hazards"].push_back(hazard_json(found.hazard, run.outcome.replay));
+  for (std::size_t i = 0; i < r.hazards.size(); ++i) j["hazards"].push_back(hazard_json(r.hazards[i].hazard, run.outcome.replays[i]));
   j["groups"] = hazard_groups_json(hazards_of(run.outcome));
   return j;
 }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "util/check.h"
+
 namespace amaxcheck::cli {
 namespace {
 
@@ -87,12 +89,14 @@ std::vector<HazardGroup> group_hazards(const std::vector<Hazard>& hazards) {
   return groups;
 }
 
-std::string format_hazard_groups(const std::vector<Hazard>& hazards, const std::string& replay_command) {
+std::string format_hazard_groups(const std::vector<Hazard>& hazards, const std::vector<std::string>& replays) {
+  AMAX_CHECK(replays.empty() || replays.size() == hazards.size(), "one replay command per hazard, or none");
   const std::vector<HazardGroup> groups = group_hazards(hazards);
   std::string out;
   std::set<HazardKind> shown;
   for (const HazardGroup& g : groups) {
-    if (shown.insert(g.kind).second) out += format_hazard(*g.members.front(), replay_command);
+    const auto index = static_cast<std::size_t>(g.members.front() - hazards.data());
+    if (shown.insert(g.kind).second) out += format_hazard(*g.members.front(), replays.empty() ? "" : replays[index]);
   }
   if (hazards.size() < 2) return out;
   out += fmt::format("  hazards by kind and tensor ({} in all, the first in time first; --json lists each):\n",

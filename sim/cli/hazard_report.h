@@ -37,7 +37,8 @@ std::vector<HazardGroup> group_hazards(const std::vector<Hazard>& hazards);
 /// per (kind, subject) group with its count, ranks and ops, so every affected tensor shows:
 ///   "  hazards by kind and tensor (5 in all, the first in time first; --json lists each):"
 ///   "    value_mismatch      stage 0 / module 0 / forward / scale: 2 on ranks 1, 3 (scale_update_fwd)"
-std::string format_hazard_groups(const std::vector<Hazard>& hazards, const std::string& replay_command);
+/// `replays`: per hazard, the command that replays a trace showing it (none when empty).
+std::string format_hazard_groups(const std::vector<Hazard>& hazards, const std::vector<std::string>& replays);
 
 /// The groups for --json: [{kind, subject, count, ranks, ops, first: index into `hazards`}].
 nlohmann::ordered_json hazard_groups_json(const std::vector<Hazard>& hazards);

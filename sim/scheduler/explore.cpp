@@ -40,17 +40,23 @@ struct RunSummary {
 class Merger {
  public:
   explicit Merger(ExploreResult& result) : result_(result) {}
-  /// Adds run `index`; returns true when it showed a hazard.
-  bool add(std::uint64_t index, const RunSummary& run) {
+  struct Added {
+    bool failed = false;  ///< the run showed a hazard
+    bool first = false;   ///< ... one that no earlier run showed
+  };
+  /// Adds run `index`.
+  Added add(std::uint64_t index, const RunSummary& run) {
     ++result_.runs;
     result_.steps += run.steps;
     if (run.outcome == RunOutcome::step_limit) ++result_.cut_short.step_limited_runs;
+    Added added{!run.hazards.empty(), false};
     for (const Hazard& hazard : run.hazards) {
       auto [it, fresh] = index_.try_emplace(hazard.key(), result_.hazards.size());
       if (fresh) result_.hazards.push_back(FoundHazard{hazard, index, 0});
+      added.first |= fresh;
       ++result_.hazards[it->second].runs_seen;
     }
-    return !run.hazards.empty();
+    return added;
   }
 
  private:
@@ -136,7 +142,9 @@ class Block {
         strategy.end_run(run);
         failed = !run.hazards.empty() && run.outcome != RunOutcome::stopped;
         RunSummary& summary = summaries_[i - begin_];
-        if (failed && capture_ && i < lowest_failing_.load()) {
+        // The first failing run is kept; without stop_at_first, any run that may be the first
+        // to show a hazard (merge keeps those that are).
+        if (failed && ((capture_ && i < lowest_failing_.load()) || !options.stop_at_first)) {
           summary.failing = std::make_unique<FailingRun>(
               FailingRun{0, strategy.seed(), strategy.name(), strategy.parameters(), RunResult{}});
           // Its choices, if recorded; else what it found, to check the run made again against.
@@ -161,7 +169,7 @@ class Block {
   /// Merges the block in index order; rethrows the first worker exception where it occurred.
   /// `stopped` counts the runs the strategy ended early so far (they do not count).
   void merge(Merger& merger, const ExploreOptions& options, std::optional<FailingRun>& first_failure,
-             std::uint64_t& stopped, bool& stop) {
+             std::vector<FailingRun>& later_failures, std::uint64_t& stopped, bool& stop) {
     for (std::uint64_t i = begin_; i < end_; ++i) {
       if (error_.index() == i) error_.rethrow();
       RunSummary& summary = summaries_[i - begin_];
@@ -171,11 +179,16 @@ class Block {
         continue;
       }
       const std::uint64_t index = i - stopped;
-      const bool failed = merger.add(index, summary);
+      const Merger::Added added = merger.add(index, summary);
+      const bool failed = added.failed;
       if (failed && !first_failure) {
         AMAX_CHECK(summary.failing != nullptr, "explore: the first failing run was not kept");
         first_failure = std::move(*summary.failing);
         first_failure->index = index;
+      } else if (added.first && !options.stop_at_first) {
+        AMAX_CHECK(summary.failing != nullptr, "explore: a run that first showed a hazard was not kept");
+        later_failures.push_back(std::move(*summary.failing));
+        later_failures.back().index = index;
       }
       if (failed && options.stop_at_first) {
         stop = true;
@@ -232,6 +245,15 @@ void record_steps_of(const Scenario& scenario, const RunOptions& run_options, St
 
 }  // namespace
 
+void record_steps(const Scenario& scenario, const ExploreOptions& options, FailingRun& failing) {
+  if (options.before_recording) options.before_recording();
+  const std::unique_ptr<Strategy> strategy = make_strategy(scenario, options);
+  const ExploreClock no_budget(std::nullopt, nullptr);
+  RunOptions run_options = run_options_for(scenario, options, no_budget);
+  run_options.record_choices = !strategy->runs_again_alike();  // as explore's runs
+  record_steps_of(scenario, run_options, *strategy, failing);
+}
+
 ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
   const StrategyEntry& entry = strategy_entry(options.strategy);
   // Its readers refuse 0 (`--runs`, a suite's "runs"): a sampled exploration of no runs would
@@ -273,7 +295,7 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
       for (auto& worker : workers) worker.join();
     }
     bool stop = false;
-    block.merge(merger, options, first_failure, stopped, stop);
+    block.merge(merger, options, first_failure, result.later_failures, stopped, stop);
     result.cut_short.time_budget = block.timed_out();
     if (stop || block.timed_out() || block.runs_over()) break;
   }

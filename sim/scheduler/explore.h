@@ -78,6 +78,11 @@ struct ExploreResult {
   std::uint64_t steps = 0;                ///< steps over those runs
   std::vector<FoundHazard> hazards;       ///< distinct by Hazard::key(), in order of first run
   std::optional<FailingRun> first_failure;
+  /// Without stop_at_first (--keep-going), the hazards of later runs are reported too, and each
+  /// needs a trace that shows it: the first run of every hazard that no earlier failing run
+  /// showed, in run order, one per run. Without steps (runs can be many): record_steps makes
+  /// one again with them.
+  std::vector<FailingRun> later_failures;
   // What the strategy reported (Strategy::report):
   std::optional<ExhaustiveStats> exhaustive;  ///< exhaustive only
   std::optional<ExhaustiveOptions> exhaustive_options;  ///< exhaustive only: what a proof covers
@@ -102,5 +107,10 @@ std::unique_ptr<Strategy> make_strategy(const Scenario& scenario, const ExploreO
 /// Explores `scenario`. With stop_at_first, `runs` counts the runs up to and including the
 /// first failing one, whatever `jobs` is.
 ExploreResult explore(const Scenario& scenario, const ExploreOptions& options);
+
+/// Makes a failing run of explore(scenario, options) again with its steps recorded, as explore
+/// does its first failing run (ExploreResult::later_failures). The memory check
+/// `options.before_recording` runs first.
+void record_steps(const Scenario& scenario, const ExploreOptions& options, FailingRun& failing);
 
 }  // namespace amaxcheck::sched

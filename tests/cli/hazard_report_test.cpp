@@ -56,7 +56,7 @@ TEST(HazardReport, kinds_lead_with_the_first_in_time) {
 }
 
 TEST(HazardReport, prints_the_first_of_each_kind_in_full_and_every_tensor_with_its_count) {
-  const std::string text = format_hazard_groups(mixed(), "amaxcheck replay t.jsonl");
+  const std::string text = format_hazard_groups(mixed(), std::vector<std::string>(mixed().size(), "amaxcheck replay t.jsonl"));
   EXPECT_EQ(text.find("  data_race: data_race on amax_fwd.a1\n"), 0u) << text;
   EXPECT_THAT(text, HasSubstr("  value_mismatch: value_mismatch on stage 0 / module 0 / backward / scale\n"));
   EXPECT_THAT(text, HasSubstr("    replay: amaxcheck replay t.jsonl\n"));
@@ -78,7 +78,7 @@ TEST(HazardReport, a_tally_counts_hazards_and_what_they_are_about_per_kind) {
 }
 
 TEST(HazardReport, a_single_hazard_needs_no_index) {
-  const std::string text = format_hazard_groups({mixed()[4]}, "");
+  const std::string text = format_hazard_groups({mixed()[4]}, {});
   EXPECT_THAT(text, ::testing::Not(HasSubstr("by kind and tensor")));
   EXPECT_THAT(text, HasSubstr("rank 0 stream compute: copy_back_fwd [iter 0] (thread 0 op 0, step 12)"));
 }

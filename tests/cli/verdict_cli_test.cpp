@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -179,6 +181,58 @@ TEST(CheckCli, the_replay_command_of_a_trace_path_the_shell_would_split_is_quote
   // A plain path stays as it is.
   const Ran plain = amaxcheck(with(with({"check"}, racy_target), {"--trace-out", temp_path("plain.jsonl")}));
   EXPECT_NE(plain.out.find("amaxcheck replay " + temp_path("plain.jsonl") + "\n"), std::string::npos) << plain.out;
+}
+
+/// One thread issues two fills of x, 1 on stream a and then 2 on stream b; the check wants 2.
+/// Every schedule races; only those that run the second fill first leave 1, a value_mismatch,
+/// and the exhaustive search's first schedule is not one of them.
+std::string racing_fills_file() {
+  ScenarioBuilder b("racing_fills");
+  const RankId r = b.rank();
+  const StreamId a = b.stream(r, "a"), second = b.stream(r, "b");
+  const ThreadId t = b.thread(r, "main");
+  const BufferId x = b.buffer(r, "x", 1);
+  b.op(r, t, ScenarioBuilder::fill(a, {x, 0, 1}, {1.0f}, "fill_1"));
+  b.op(r, t, ScenarioBuilder::fill(second, {x, 0, 1}, {2.0f}, "fill_2"));
+  b.scenario().checks.push_back(ReplicaCheck{"x", {{r, {x, 0, 1}}}, {2.0f}});
+  const std::string path = temp_path("racing_fills.json");
+  save_scenario_file(b.build(), path);
+  return path;
+}
+
+TEST(CheckCli, with_keep_going_every_hazard_names_a_trace_that_shows_it) {
+  // Once every hazard named the first failing run's trace, which need not show it.
+  for (const char* strategy : {"random", "pct", "exhaustive"}) {
+    const std::string trace = temp_path(std::string("keep_going_") + strategy + ".jsonl");
+    const Ran r = amaxcheck({"check", racing_fills_file(), "--strategy", strategy, "--runs", "50", "--keep-going",
+                             "--trace-out", trace, "--json", "--quiet"});
+    ASSERT_EQ(r.code, exit_hazard) << strategy << "\n" << r.out << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    std::set<std::string> kinds, traces;
+    for (const auto& hazard : j["hazards"]) {
+      kinds.insert(hazard["kind"]);
+      const std::string replay = hazard["replay"];
+      ASSERT_EQ(replay.rfind("amaxcheck replay ", 0), 0u) << replay;
+      const std::string path = replay.substr(std::string("amaxcheck replay ").size());
+      traces.insert(path);
+      const Ran again = amaxcheck({"replay", path, "--json"});
+      ASSERT_EQ(again.code, exit_hazard) << path << "\n" << again.err;
+      // The same hazard: kind, summary, and each participant's rank, lane and step.
+      const auto places = [](const nlohmann::json& h) {
+        std::vector<std::tuple<int, std::string, int>> out;
+        for (const auto& p : h["participants"]) out.emplace_back(p["rank"], p["lane"], p["step"]);
+        return out;
+      };
+      bool shown = false;
+      const auto replayed = nlohmann::json::parse(again.out);
+      for (const auto& h : replayed["hazards"]) {
+        shown |= h["kind"] == hazard["kind"] && h["summary"] == hazard["summary"] && places(h) == places(hazard);
+      }
+      EXPECT_TRUE(shown) << strategy << ": " << path << " does not show " << hazard["summary"];
+    }
+    EXPECT_EQ(kinds, (std::set<std::string>{"data_race", "value_mismatch"})) << strategy;
+    if (std::string(strategy) == "exhaustive") EXPECT_GE(traces.size(), 2u) << "the mismatch is a later schedule's";
+  }
 }
 
 TEST(CheckCli, progress_goes_to_stderr_after_a_second_and_leaves_stdout_alone) {
