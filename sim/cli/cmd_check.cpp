@@ -11,6 +11,7 @@
 #include "cli/scenario_target.h"
 #include "cli/strategy_options.h"
 #include "cli/verdict_report.h"
+#include "cli/whole_number.h"
 #include "model/split_communicators.h"
 #include "trace/reproduce.h"
 #include "scheduler/strategy_table.h"
@@ -198,15 +199,16 @@ void register_check(CLI::App& app) {
   sub->footer(exit_codes_help);
   args->target.add_options(*sub);
   sub->add_option("--strategy", args->strategy, strategy_option_help())->capture_default_str();
-  sub->add_option("--seed", args->seed, "exploration seed")->capture_default_str();
-  sub->add_option("--runs", args->runs, "runs for random and pct")->capture_default_str();
+  sub->add_option("--seed", args->seed, "exploration seed")->check(whole_number())->capture_default_str();
+  sub->add_option("--runs", args->runs, "runs for random and pct")->check(whole_number())->capture_default_str();
   sub->add_option("--jobs", args->jobs, "worker threads for random and pct (results do not depend on it)")->capture_default_str();
   sub->add_flag("--keep-going", args->keep_going,
                 "continue after the first failing run to collect every distinct hazard (a later run that first shows "
                 "one gets its own trace, TRACE.runN.jsonl)");
   sub->add_option("--max-steps", args->max_steps,
                   "step cap of each run (0 = derived from the scenario: twice its op count's steps plus slack); a run "
-                  "that reaches it makes the check inconclusive");
+                  "that reaches it makes the check inconclusive")
+      ->check(whole_number());
   sub->add_option("--time-budget", args->time_budget_s,
                   "seconds for the whole check (0 = none); running out makes it inconclusive");
   sub->add_flag("--no-progress,--quiet", args->no_progress,

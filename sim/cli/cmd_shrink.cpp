@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "cli/memory_limit.h"
+#include "cli/whole_number.h"
 #include "trace/reproduce.h"
 #include "shrink/shrink.h"
 #include "trace/trace.h"
@@ -82,7 +83,7 @@ void register_shrink(CLI::App& app) {
   args->memory.add_option(*sub);
   sub->add_option("-o,--output", args->out, "where to write the shrunk trace")->required();
   sub->add_option("--kind", args->kind, "hazard kind to keep (default: the trace's first hazard)");
-  sub->add_option("--max-tests", args->max_tests, "budget of candidate runs");
+  sub->add_option("--max-tests", args->max_tests, "budget of candidate runs")->check(whole_number());
   add_command(app, sub, [args] { return shrink(*args); });
 }
 

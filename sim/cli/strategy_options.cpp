@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/whole_number.h"
 #include "scheduler/strategy_table.h"
 
 namespace amaxcheck::cli {
@@ -22,7 +23,7 @@ CLI::Option* add_param(CLI::App& group, const sched::StrategyParam& param, sched
       return group.add_flag_function(
           std::string("--") + param.name,
           [&args, name = std::string(param.name)](std::int64_t count) { args.set(name, count > 0); }, param.help);
-    case sched::ParamType::count: return add_typed<std::uint64_t>(group, param, args);
+    case sched::ParamType::count: return add_typed<std::uint64_t>(group, param, args)->check(whole_number());
     case sched::ParamType::integer: return add_typed<std::int64_t>(group, param, args);
     case sched::ParamType::number:
     case sched::ParamType::positive_number: return add_typed<double>(group, param, args);

@@ -316,7 +316,9 @@ std::unique_ptr<Strategy> make_exhaustive_search(const StrategySetup& setup) {
   ExhaustiveOptions options;
   options.reduction = !setup.flag("no-reduction");
   if (const std::uint64_t cap = setup.count("max-schedules"); cap > 0) options.max_schedules = cap;
-  if (const std::int64_t bound = setup.integer("preemption-bound"); bound >= 0) {
+  const std::int64_t bound = setup.integer("preemption-bound");
+  if (bound < -1) throw InputError(fmt::format("--preemption-bound: expected -1 (none) or a bound from 0, got {}", bound));
+  if (bound >= 0) {
     if (bound > UINT32_MAX) throw InputError(fmt::format("--preemption-bound: expected at most {}, got {}", UINT32_MAX, bound));
     options.preemption_bound = static_cast<std::uint32_t>(bound);
   }

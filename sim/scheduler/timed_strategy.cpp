@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -286,14 +287,26 @@ constexpr StrategyParam params[] = {
      "", false},
 };
 
+/// A duration or a rate of the cost model: finite and not negative (NaN and inf made every
+/// figure NaN or inf; a negative kernel ran backwards in time). `unset`: the parameter's
+/// default that means "not given", allowed as it is.
+double cost_param(const StrategySetup& setup, const char* name, std::optional<double> unset = std::nullopt) {
+  const double value = setup.number(name);
+  if (unset && value == *unset) return value;
+  if (!(value >= 0) || !std::isfinite(value)) {
+    throw InputError(fmt::format("--{}: expected a finite number >= 0, got {}", name, value));
+  }
+  return value;
+}
+
 /// The cost model the parameters describe. --alpha-us / --bus-gbps (the older flat model's)
 /// select the flat topology unless another is named.
 CostModel cost_model_of(const StrategySetup& setup) {
   CostModel cost;
-  cost.launch_overhead_us = setup.number("launch-us");
-  cost.kernel_default_us = setup.number("kernel-us");
-  const double alpha_us = setup.number("alpha-us");
-  const double bus_gbps = setup.number("bus-gbps");
+  cost.launch_overhead_us = cost_param(setup, "launch-us");
+  cost.kernel_default_us = cost_param(setup, "kernel-us");
+  const double alpha_us = cost_param(setup, "alpha-us", -1.0);
+  const double bus_gbps = cost_param(setup, "bus-gbps", -1.0);
   const bool flat_knobs = alpha_us >= 0 || bus_gbps >= 0;
   std::string topology = setup.choice("topology");
   if (flat_knobs && topology == params[2].default_value) topology = "flat";
@@ -302,6 +315,7 @@ CostModel cost_model_of(const StrategySetup& setup) {
   if (flat_knobs && !preset->flat) throw InputError("--alpha-us and --bus-gbps belong to --topology flat");
   cost.topology = *preset;
   if (const std::uint64_t channels = setup.count("channels"); channels > 0) {
+    if (channels > UINT32_MAX) throw InputError(fmt::format("--channels: expected at most {}, got {}", UINT32_MAX, channels));
     cost.topology.channels = static_cast<std::uint32_t>(channels);
   }
   if (alpha_us >= 0) cost.alpha_us = alpha_us;

@@ -60,5 +60,41 @@ TEST(StrategyOptions, a_bad_value_is_exit_2_naming_the_option) {
       << strategy.err;
 }
 
+TEST(StrategyOptions, a_negative_or_overflowing_count_is_exit_2_naming_the_option) {
+  // CLI11 once took "-1" as 2^64 - 1 (`--runs -1` ran until killed) and saturated overflows
+  // (`--seed 2^64` was the seed 2^64 - 1).
+  const std::vector<std::vector<std::string>> bad = {
+      {"--runs", "-1"},        {"--seed", "-1"}, {"--seed", "18446744073709551616"},
+      {"--max-steps", "-1"},   {"--strategy", "exhaustive", "--max-schedules", "-1"},
+      {"--strategy", "pct", "--depth", "-3"},
+  };
+  for (const auto& args : bad) {
+    const Ran r = amaxcheck(with(target, args));
+    EXPECT_EQ(r.code, exit_bad_input) << args[args.size() - 2] << " " << args.back() << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(args[args.size() - 2]), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("expected a whole number from 0 to 18446744073709551615"), std::string::npos) << r.err;
+  }
+  const Ran bound = amaxcheck(with(target, {"--strategy", "exhaustive", "--preemption-bound", "-7"}));
+  EXPECT_EQ(bound.code, exit_bad_input) << bound.out << bound.err;
+  EXPECT_NE(bound.err.find("--preemption-bound: expected -1 (none) or a bound from 0, got -7"), std::string::npos) << bound.err;
+  const Ran largest = amaxcheck(with(target, {"--seed", "18446744073709551615", "--runs", "1", "--json"}));
+  EXPECT_EQ(largest.code, exit_clean) << largest.err;
+  EXPECT_EQ(nlohmann::json::parse(largest.out)["seed"], 18446744073709551615ull);
+}
+
+TEST(StrategyOptions, a_cost_figure_that_is_not_a_finite_non_negative_number_is_exit_2) {
+  // Once accepted: NaN and inf made the figures NaN or inf, a negative kernel ran backwards,
+  // a negative --bus-gbps or --alpha-us was silently the default, 2^32 channels were 0.
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"--launch-us", "nan"}, {"--launch-us", "1e400"}, {"--kernel-us", "-1000"}, {"--alpha-us", "nan"},
+      {"--alpha-us", "-100"}, {"--bus-gbps", "-5"},     {"--channels", "4294967296"},
+  };
+  for (const auto& [option, value] : bad) {
+    const Ran r = amaxcheck(with(target, {"--strategy", "timed", option, value}));
+    EXPECT_EQ(r.code, exit_bad_input) << option << " " << value << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find(option), std::string::npos) << r.err;
+  }
+}
+
 }  // namespace
 }  // namespace amaxcheck::cli
