@@ -24,18 +24,25 @@ std::string describe(const KnobDoc& doc) {
 
 }  // namespace
 
-void add_knob_options(CLI::App& app, ProtocolKnobs& knobs) {
+void add_knob_options(CLI::App& app, ProtocolKnobs& knobs, std::vector<std::string>* given) {
   for (const KnobEntry& entry : knob_table()) {
     const std::string option = "--" + entry.doc.name;
     const KnobEntry* knob = &entry;
+    const auto note = [given, option] {
+      if (given != nullptr) given->push_back(option);
+    };
     if (entry.doc.flag) {
       app.add_flag_function(
-          option, [&knobs, knob](std::int64_t count) { (void)knob->set(knobs, count > 0 ? "on" : "off"); },
+          option, [&knobs, knob, note](std::int64_t count) {
+            note();
+            (void)knob->set(knobs, count > 0 ? "on" : "off");
+          },
           describe(entry.doc));
     } else if (entry.doc.repeatable) {
       app.add_option_function<std::vector<std::string>>(
              option,
-             [&knobs, knob](const std::vector<std::string>& values) {
+             [&knobs, knob, note](const std::vector<std::string>& values) {
+               note();
                for (const std::string& value : values) (void)knob->set(knobs, value);
              },
              describe(entry.doc))
@@ -44,7 +51,10 @@ void add_knob_options(CLI::App& app, ProtocolKnobs& knobs) {
           ->check(knob_validator(entry));
     } else {
       app.add_option_function<std::string>(
-             option, [&knobs, knob](const std::string& value) { (void)knob->set(knobs, value); },
+             option, [&knobs, knob, note](const std::string& value) {
+               note();
+               (void)knob->set(knobs, value);
+             },
              describe(entry.doc))
           ->type_name(entry.doc.values)
           ->check(knob_validator(entry));

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/memory_limit.h"
 #include "model/scenario.h"
@@ -13,6 +14,7 @@ namespace amaxcheck::cli {
 struct ScenarioTarget {
   std::string target;   ///< protocol name or path to a scenario file
   ProtocolKnobs knobs;  ///< filled by the knob options
+  std::vector<std::string> knobs_given;  ///< the knob options given ("--dp"): a file takes none
   bool from_protocol = false;
   MemoryLimit memory;   ///< --max-memory
 

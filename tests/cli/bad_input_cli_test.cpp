@@ -113,6 +113,18 @@ TEST(HostileScenario, trace_and_output_paths_that_are_not_utf8_go_into_json_esca
   std::filesystem::remove(shrunk);
 }
 
+TEST(HostileScenario, knob_options_with_a_scenario_file_are_bad_input_not_ignored) {
+  // Once ignored: `check FILE --dp 4 --comm shared` checked the file as it is, another design.
+  const std::string path = std::string(std::getenv("AMAXCHECK_ROOT")) + "/traces/scenarios/custom-wait-after-copy.json";
+  const Ran r = amaxcheck({"check", path, "--dp", "4", "--comm", "shared"});
+  EXPECT_EQ(r.code, exit_bad_input) << r.out << r.err;
+  EXPECT_NE(r.err.find("--comm, --dp: protocol knob options for a protocol name"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  const Ran one = amaxcheck({"check", path, "--iters", "2"});
+  EXPECT_EQ(one.code, exit_bad_input) << one.err;
+  EXPECT_NE(one.err.find("--iters: protocol knob option for a protocol name"), std::string::npos) << one.err;
+}
+
 TEST(OutputPaths, a_trace_folder_that_cannot_be_made_is_bad_input_before_the_check_runs) {
   const std::string file = write_file("a_plain_file", "x");
   for (const std::vector<std::string>& args :
