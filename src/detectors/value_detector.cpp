@@ -62,13 +62,29 @@ ValueDetector::ValueDetector(const Scenario& scenario) : scenario_(scenario) {
 
 void ValueDetector::reset() {
   for (Watched& w : watched_) w.last_writer.reset();
+  joined_writers_.clear();
   hazards_.clear();
 }
 
 void ValueDetector::on_access(const AccessEvent& event) {
   const std::uint32_t n = event.site.number;
   AMAX_CHECK(n + std::size_t{1} < watch_begin_.size(), "an access by an op the scenario does not have");
+  if (is_comm_op(event.site.op->kind)) {
+    joined_writers_.push_back(event.site);  // its write lands when it completes
+    return;
+  }
   for (std::uint32_t k = watch_begin_[n]; k < watch_begin_[n + 1]; ++k) watched_[watch_list_[k]].last_writer = event.site;
+}
+
+void ValueDetector::on_complete(const CompleteEvent& event) {
+  for (const std::uint32_t n : event.ops) {
+    const auto joined = std::find_if(joined_writers_.begin(), joined_writers_.end(), [n](const OpSite& s) { return s.number == n; });
+    if (joined == joined_writers_.end()) continue;  // writes no checked range
+    OpSite writer = *joined;
+    writer.step = event.step;
+    for (std::uint32_t k = watch_begin_[n]; k < watch_begin_[n + 1]; ++k) watched_[watch_list_[k]].last_writer = writer;
+    joined_writers_.erase(joined);
+  }
 }
 
 Participant ValueDetector::participant(const Watched& replica, std::size_t end_step) const {

@@ -24,11 +24,14 @@ class ValueDetector final : public Detector {
   const char* name() const override { return "values"; }
   /// Accesses only when some op writes a checked range (a scenario without checks needs none).
   Events events() const override {
-    return {.issue = false, .access = !watch_list_.empty(), .complete = false, .access_ops = &writing_ops_};
+    return {.issue = false, .access = !watch_list_.empty(), .complete = !watch_list_.empty(), .access_ops = &writing_ops_};
   }
   const std::vector<Hazard>& hazards() const override { return hazards_; }
-  /// Remembers the last op that wrote each checked range.
+  /// Remembers the last op that wrote each checked range: a kernel's at its access, a
+  /// collective's or a recv's when it completes (its access is at its join, and a kernel may
+  /// write the range between the two).
   void on_access(const AccessEvent& event) override;
+  void on_complete(const CompleteEvent& event) override;
   void on_finish(const Engine& engine) override;
   void reset() override;
 
@@ -49,6 +52,7 @@ class ValueDetector final : public Detector {
   // watch_list_[watch_begin_[n] .. watch_begin_[n + 1]).
   std::vector<std::uint32_t> watch_begin_, watch_list_;
   OpSet writing_ops_;  ///< per op: it writes some replica (Events::access_ops)
+  std::vector<OpSite> joined_writers_;  ///< comm ops that write some replica, joined, not completed
   std::vector<Hazard> hazards_;
   std::vector<std::span<const float>> final_values_;  ///< on_finish's scratch: one check's replicas
 };

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 #include "engine/engine.h"
 #include "engine/engine_state.h"
@@ -444,8 +445,17 @@ struct Applier {
       rank.per_comm[c].completed = seq + 1;
       leave_comm(*m, c, all, true);
     }
+    notify_complete(c, seq, members);  // before the recycle, which may clear what `members` point to
     comm.recycle(std::move(node));
-    CompleteEvent event{c, seq, st.step};
+  }
+
+  /// The completion's event, to the observers of completions (its ops numbered only for them).
+  template <class Members>
+  void notify_complete(CommId c, std::uint64_t seq, const Members& members) {
+    if (st.complete_observers.empty()) return;
+    st.completed_ops.clear();
+    for (const Joined* m : members) st.completed_ops.push_back(number_of(m->ref));
+    const CompleteEvent event{c, seq, st.step, st.completed_ops};
     for (Observer* o : st.complete_observers) o->on_complete(event);
   }
 
@@ -476,8 +486,7 @@ struct Applier {
       // A grouped op's stream may have moved on (an earlier pair of its group left): join.
       leave_comm(*m, c, all, false);
     }
-    CompleteEvent event{c, node.key().index, st.step};
-    for (Observer* o : st.complete_observers) o->on_complete(event);
+    notify_complete(c, node.key().index, std::array<const Joined*, 2>{&*pair.send, &*pair.recv});
   }
 };
 

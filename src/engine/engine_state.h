@@ -273,6 +273,8 @@ struct Engine::State {
   /// A collective completion's members and their clocks (Applier::complete), reused.
   std::vector<const Joined*> completing;
   std::vector<const VectorClock*> completing_clocks;
+  /// A completion's ops by OpSite::number, for CompleteEvent::ops (Applier::notify_complete), reused.
+  std::vector<std::uint32_t> completed_ops;
 
   State(const Scenario& s, EngineOptions o);
   /// Back to the state the constructor left, keeping what it allocated (Engine::reset).

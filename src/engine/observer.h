@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -91,11 +92,14 @@ struct AccessEvent {
   const std::vector<Range>* writes = nullptr;
 };
 
-/// The pending collective of a communicator completed on every member.
+/// The pending collective of a communicator completed on every member (or a send / recv pair
+/// of it did): what its ops write lands now, not at their joins.
 struct CompleteEvent {
   CommId comm = 0;
   std::uint64_t seq = 0;
   std::size_t step = 0;
+  /// The ops that completed, by OpSite::number: every joined member's, or the send and the recv.
+  std::span<const std::uint32_t> ops;
 };
 
 class Observer {

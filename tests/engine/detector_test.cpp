@@ -285,6 +285,35 @@ TEST(ValueDetector, reports_replicas_that_differ_and_values_that_differ_from_the
   EXPECT_TRUE(run_once(b.build()).empty());
 }
 
+TEST(ValueDetector, names_the_op_whose_write_landed_last_when_a_kernel_races_a_collective) {
+  // Rank 0 all-reduces x (MAX: 2) and fills it with 0 on another stream; the reference is 3, so
+  // every schedule has a wrong x. A collective writes when it completes, not when it joins:
+  // once, a fill between the two was named the last writer of the collective's value.
+  ScenarioBuilder b("last_writer");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c = b.comm("c", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId nccl = b.stream(r, "nccl");
+    const StreamId compute = b.stream(r, "compute");
+    const BufferId x = b.buffer(r, "x", 1, {r == r0 ? 1.0f : 2.0f});
+    b.op(r, t, ScenarioBuilder::all_reduce(nccl, c, {x, 0, 1}, {x, 0, 1}, "ar"));
+    if (r == r0) b.op(r, t, ScenarioBuilder::fill(compute, {x, 0, 1}, {0.0f}, "fill_x"));
+  }
+  b.scenario().checks.push_back(ReplicaCheck{"x", {{r0, {0, 0, 1}}, {r1, {0, 0, 1}}}, {3.0f}});
+  std::set<std::string> writers;
+  litmus::explore_all(b.build(), [&](const litmus::Outcome& o) {
+    for (const Hazard& h : o.hazards) {
+      if (h.kind != HazardKind::value_mismatch || h.participants.front().rank != r0) continue;
+      // The value says who wrote last: 0 is the fill's, 2 the all-reduce's.
+      const bool filled_last = h.summary.find(" is 0 ") != std::string::npos;
+      EXPECT_EQ(h.participants.front().op_name, filled_last ? "fill_x" : "ar") << h.summary;
+      writers.insert(h.participants.front().op_name);
+    }
+  });
+  EXPECT_EQ(writers, (std::set<std::string>{"ar", "fill_x"})) << "both orders are explored";
+}
+
 TEST(ValueDetector, reports_every_affected_tensor_naming_the_op_that_wrote_each_wrong_value) {
   ScenarioBuilder b("values");
   const RankId r0 = b.rank(), r1 = b.rank(), r2 = b.rank();
