@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "export/perfetto.h"
+#include "trace/reproduce.h"
 #include "trace/trace.h"
 #include "util/atomic_file.h"
 
@@ -17,6 +18,9 @@ struct ExportArgs {
 int export_trace(const ExportArgs& args) {
   check_distinct_files(args.perfetto, "--perfetto", args.trace, "trace");
   const sched::Trace trace = sched::read_trace_file(args.trace);
+  // Its embedded scenario, checked against the trace's hash as `replay` does: a timeline of a
+  // trace that does not hold together would show a run that never was.
+  (void)sched::trace_scenario(trace, args.trace);
   sched::write_chrome_trace_file(args.perfetto, trace);
   fmt::print("wrote {} ({} steps, {} hazard(s), time in {}): open it in https://ui.perfetto.dev or chrome://tracing\n",
              args.perfetto, trace.steps.size(), trace.hazards.size(),

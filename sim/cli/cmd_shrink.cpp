@@ -39,6 +39,9 @@ int shrink(const ShrinkArgs& args) {
   const Scenario scenario = sched::trace_scenario(trace, args.trace);
   args.memory.check_scenario(scenario, args.trace);
   const HazardKind target = target_kind(args, trace);
+  // The trace must be a run of its scenario, step for step, as `replay` holds it: a shrink of
+  // choices that no longer make its steps would shrink another run than the one reported.
+  (void)sched::replay_trace(scenario, trace, args.trace);
   sched::ShrinkOptions options;
   options.max_tests = args.max_tests;
   options.run.engine = sched::engine_options_from_json(trace.header.engine, args.trace);

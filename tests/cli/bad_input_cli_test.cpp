@@ -282,6 +282,32 @@ TEST(HostileTrace, a_replay_that_diverges_names_the_trace_line_of_the_step) {
   EXPECT_NE(r.err.find(path + ":6: diverged at step 4: expected"), std::string::npos) << r.err;
 }
 
+TEST(HostileTrace, shrink_and_export_refuse_a_trace_that_replay_refuses) {
+  // Once shrink took only the choices (and said "same bug" of a run the trace does not show),
+  // and export drew a trace whose scenario did not match its hash.
+  std::vector<std::string> lines = read_lines(hazard_trace());
+  std::vector<std::string> diverged = lines;
+  const std::size_t at = diverged[5].find("\"op_name\":\"");
+  ASSERT_NE(at, std::string::npos) << diverged[5];
+  diverged[5].insert(at + 11, "renamed_");
+  const std::string path = write_file("diverged_shrink.jsonl", join_lines(diverged));
+  const Ran shrunk = amaxcheck({"shrink", path, "-o", temp_path("diverged_shrunk.jsonl")});
+  EXPECT_EQ(shrunk.code, exit_bad_input) << shrunk.out << shrunk.err;
+  EXPECT_NE(shrunk.err.find(path + ":6: diverged at step 4"), std::string::npos) << shrunk.err;
+  std::vector<std::string> rehashed = lines;
+  const std::string hash_field = "\"scenario_hash\":\"fnv1a64:";
+  const std::size_t hash = rehashed[0].find(hash_field);
+  ASSERT_NE(hash, std::string::npos) << rehashed[0].substr(0, 300);
+  rehashed[0].replace(hash + hash_field.size(), 16, "0000000000000000");
+  const std::string bad_hash = write_file("bad_hash_export.jsonl", join_lines(rehashed));
+  const std::string timeline = temp_path("bad_hash_timeline.json");
+  std::filesystem::remove(timeline);
+  const Ran exported = amaxcheck({"export", bad_hash, "--perfetto", timeline});
+  EXPECT_EQ(exported.code, exit_bad_input) << exported.out << exported.err;
+  EXPECT_NE(exported.err.find("field 'scenario_hash'"), std::string::npos) << exported.err;
+  EXPECT_FALSE(std::filesystem::exists(timeline));
+}
+
 TEST(HostileTrace, a_deeply_nested_line_is_bad_input) {
   std::vector<std::string> lines = read_lines(hazard_trace());
   lines[2] = "{\"type\": \"step\", \"x\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
