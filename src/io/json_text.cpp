@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -26,7 +27,16 @@ class Prepass {
   bool start_object(std::size_t) { return open(false); }
   bool start_array(std::size_t) { return open(true); }
   bool key(std::string& name) {
-    frames_.back().key = name;
+    Frame& frame = frames_.back();
+    // A key given twice: nlohmann keeps the last, other readers the first; which one the
+    // author meant is unknown, so neither is taken.
+    if (std::find(frame.keys.begin(), frame.keys.end(), name) != frame.keys.end()) {
+      frame.key = name;
+      duplicate_ = true;
+      return false;
+    }
+    frame.keys.push_back(name);
+    frame.key = name;
     return true;
   }
   bool end_object() { return close(); }
@@ -49,6 +59,7 @@ class Prepass {
     return text;
   }
   bool too_deep() const { return too_deep_; }
+  bool duplicate() const { return duplicate_; }
   const std::optional<std::size_t>& byte() const { return byte_; }
   const std::string& token() const { return token_; }
   int error_id() const { return error_id_; }
@@ -59,6 +70,7 @@ class Prepass {
     bool array = false;
     std::size_t index = 0;  ///< arrays: the element being read
     std::string key;        ///< objects: the member being read
+    std::vector<std::string> keys;  ///< objects: the members read so far
   };
   bool value() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
@@ -69,7 +81,7 @@ class Prepass {
       too_deep_ = true;
       return false;
     }
-    frames_.push_back(Frame{array, 0, {}});
+    frames_.push_back(Frame{array, 0, {}, {}});
     return true;
   }
   bool close() {
@@ -79,6 +91,7 @@ class Prepass {
 
   std::vector<Frame> frames_;
   bool too_deep_ = false;
+  bool duplicate_ = false;
   std::optional<std::size_t> byte_;
   std::string token_;
   int error_id_ = 0;
@@ -105,6 +118,11 @@ void check_json_text(std::string_view text, const std::string& where, std::size_
   Prepass pass;
   if (json::sax_parse(text, &pass)) return;
   const std::string field = pass.path().empty() ? std::string() : fmt::format("field '{}': ", pass.path());
+  if (pass.duplicate()) {
+    // SAX gives no position for a key: the line when the text is one (a trace line), else the field.
+    const std::string at = text.find('\n') == std::string_view::npos ? fmt::format("{}:{}", where, first_line) : where;
+    throw InputError(fmt::format("{}: {}given twice in one object (expected each key once)", at, field));
+  }
   if (pass.too_deep()) {
     throw InputError(fmt::format("{}:{}: {}nested deeper than {} levels (the limit of every file amaxcheck reads)",
                                  where, first_line, field, max_json_depth));

@@ -7,6 +7,7 @@
 #include <functional>
 #include <unistd.h>
 
+#include "io/json_text.h"
 #include "io/scenario_json.h"
 #include "shipped_files.h"
 #include "util/check.h"
@@ -147,6 +148,32 @@ TEST(BadScenarioFile, a_json_syntax_error_names_the_line_and_column) {
     EXPECT_NE(std::string(e.what()).find(path.string() + ":3:22: invalid JSON"), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
+}
+
+TEST(BadScenarioFile, a_key_given_twice_in_one_object_names_the_field) {
+  // nlohmann keeps the last of two, silently: the file was checked with a value its author may
+  // not have meant.
+  const auto path = std::filesystem::temp_directory_path() / ("amaxcheck_dup_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream file(path);
+    file << "{\"protocol\": \"te-async\",\n \"knobs\": {\"dp\": 2, \"wait\": \"before-copy\",\n  \"wait\": \"after-copy\"}}\n";
+  }
+  try {
+    load_scenario_file(path.string());
+    FAIL() << "accepted a key given twice";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": field 'knobs.wait': given twice in one object"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+  // The same key in two objects is two keys.
+  EXPECT_NO_THROW(parse_json_text(R"({"a": {"x": 1}, "b": {"x": 2}, "c": [{"x": 1}, {"x": 2}]})", "memory"));
+  try {
+    parse_json_text(R"({"step": 1, "op": "a", "step": 2})", "trace.jsonl", 7);
+    FAIL() << "accepted a key given twice";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "trace.jsonl:7: field 'step': given twice in one object (expected each key once)");
+  }
 }
 
 TEST(BadScenarioFile, a_missing_file_is_an_input_error) {
