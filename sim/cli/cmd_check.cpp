@@ -160,12 +160,15 @@ int run(CheckArgs& args) {
   const Recording recording = args.check_determinism ? Recording::always : Recording::on_hazard;
   const Scenario scenario = args.one_rank_comms ? split_communicators_per_rank(args.target.load(jobs, recording))
                                                 : args.target.load(jobs, recording);
-  if (!args.target.from_protocol) {
+  // Both optional (empty: none, or the default trace path).
+  if (!args.trace_out.empty() && !args.target.from_protocol) {
     check_distinct_files(args.trace_out, "--trace-out", args.target.target, "scenario file");
-    check_distinct_files(args.junit_xml, "--junit-xml", args.target.target, "scenario file");
   }
-  check_distinct_files(args.junit_xml, "--junit-xml", args.trace_out, "--trace-out");
-  if (!args.junit_xml.empty()) check_parent_folders(args.junit_xml);
+  if (!args.junit_xml.empty()) {
+    if (!args.target.from_protocol) check_distinct_files(args.junit_xml, "--junit-xml", args.target.target, "scenario file");
+    check_distinct_files(args.junit_xml, "--junit-xml", args.trace_out, "--trace-out");
+    check_parent_folders(args.junit_xml);
+  }
   CheckRequest request;
   request.explore = explore_options(args);
   request.explore.before_recording = args.target.recording_check;

@@ -131,7 +131,8 @@ void check_parent_folders(const std::string& path) {
 
 void check_distinct_files(const std::string& output, std::string_view output_option, const std::string& other,
                           std::string_view other_name) {
-  if (output.empty() || other.empty()) return;
+  if (output.empty()) throw InputError(fmt::format("{}: expected a file path, got an empty one", output_option));
+  if (other.empty()) return;
   std::error_code error;
   bool same = false;
   if (std::filesystem::exists(output, error) && std::filesystem::exists(other, error)) {

@@ -25,7 +25,7 @@ void create_parent_folders(const std::string& path);
 void check_parent_folders(const std::string& path);
 /// Refuses an output that would replace another file of the same command (its input, or
 /// another output): InputError naming both when `output` and `other` are one file, through a
-/// link or another spelling too.
+/// link or another spelling too, or naming the option when `output` is empty.
 void check_distinct_files(const std::string& output, std::string_view output_option, const std::string& other,
                           std::string_view other_name);
 /// Reads a whole file; InputError naming the path when it cannot.

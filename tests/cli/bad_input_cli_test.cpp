@@ -169,6 +169,10 @@ TEST(OutputPaths, an_output_that_would_replace_an_input_is_bad_input) {
   const Ran shrunk = amaxcheck({"shrink", trace, "-o", trace});
   EXPECT_EQ(shrunk.code, exit_bad_input) << shrunk.err;
   EXPECT_EQ(read_file(trace), before) << "the trace is untouched";
+  // An empty path is named by its option (it once read ": cannot rename the temporary file").
+  const Ran empty = amaxcheck({"shrink", trace, "-o", ""});
+  EXPECT_EQ(empty.code, exit_bad_input) << empty.err;
+  EXPECT_NE(empty.err.find("--output: expected a file path, got an empty one"), std::string::npos) << empty.err;
 }
 
 TEST(MemoryLimit, a_four_billion_element_buffer_is_refused_with_the_estimate) {
