@@ -65,8 +65,9 @@ def check(target: StrPath, *args: str, knobs: Mapping[str, object] | None = None
           time_budget_s: float | None = None, trace_out: StrPath | None = None,
           junit_xml: StrPath | None = None, program: StrPath | None = None,
           timeout_s: float | None = None, cwd: StrPath | None = None) -> CheckResult:
-    """`amaxcheck check TARGET ... --json`: TARGET is a protocol name or a scenario file; `knobs`
-    and `args` are further options (`knobs={"wait": "after-copy"}` is `--wait after-copy`)."""
+    """`amaxcheck check TARGET ... --json`: TARGET is a protocol name or a scenario file; `args`
+    are further options, `knobs` a protocol's (`knobs={"wait": "after-copy"}` is `--wait
+    after-copy`; a scenario file takes none: the program refuses them, InputError)."""
     path = find_program(program)
     options = dict(strategy=strategy, seed=seed, runs=runs, time_budget=time_budget_s,
                    trace_out=trace_out, junit_xml=junit_xml)

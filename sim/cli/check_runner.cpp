@@ -28,8 +28,9 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
                                      ? fmt::format("out/traces/{}-{}-seed{}.jsonl", slug(scenario.name),
                                                    request.explore.strategy, request.explore.seed)
                                      : request.trace_out;
-  // Refused before the exploration, not after it found the hazard the trace was for.
-  check_parent_folders(trace_path);
+  // A path asked for is refused before the exploration, not after it found the hazard the
+  // trace was for; the default one only when a trace is written (a clean check writes none).
+  if (!request.trace_out.empty()) check_parent_folders(trace_path);
   CheckOutcome outcome;
   const auto start = std::chrono::steady_clock::now();
   outcome.result = sched::explore(scenario, request.explore);

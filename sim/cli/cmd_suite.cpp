@@ -101,7 +101,7 @@ nlohmann::ordered_json case_json(const SuiteCase& c, const CaseRun& run) {
   j["cut_short"] = cut_short_json(r);
   j["seconds"] = run.outcome.seconds;
   j["trace"] = run.outcome.trace_path.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(escape_invalid_utf8(run.outcome.trace_path));
-  j["timeline"] = run.timeline.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(run.timeline);
+  j["timeline"] = run.timeline.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(escape_invalid_utf8(run.timeline));
   j["replay"] = run.outcome.replay;
   j["rerun"] = c.rerun;
   j["hazards"] = nlohmann::ordered_json::array();

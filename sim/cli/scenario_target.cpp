@@ -39,6 +39,12 @@ Scenario ScenarioTarget::load(unsigned jobs, Recording recording) {
     if (recording == Recording::on_hazard) recording_check = memory.recording_check(scenario, where);
     return scenario;
   }
+  std::error_code error;
+  const bool exists = std::filesystem::exists(target, error);
+  if (error) throw InputError(fmt::format("{}: cannot look at this scenario file: {}", escape_invalid_utf8(target), error.message()));
+  if (!exists) {
+    throw InputError(fmt::format("{}: not a protocol ({}) and no such scenario file", target, protocol_names()));
+  }
   if (!knobs_given.empty()) {
     // Not applied to a file's ops, and silently ignored they would check another design than
     // the one asked for.
@@ -46,12 +52,6 @@ Scenario ScenarioTarget::load(unsigned jobs, Recording recording) {
                                  "which says everything it runs",
                                  fmt::join(knobs_given, ", "), knobs_given.size() == 1 ? "" : "s", protocol_names(),
                                  escape_invalid_utf8(target)));
-  }
-  std::error_code error;
-  const bool exists = std::filesystem::exists(target, error);
-  if (error) throw InputError(fmt::format("{}: cannot look at this scenario file: {}", escape_invalid_utf8(target), error.message()));
-  if (!exists) {
-    throw InputError(fmt::format("{}: not a protocol ({}) and no such scenario file", target, protocol_names()));
   }
   Scenario scenario = load_scenario_file(
       target, [this, jobs, recording](const ProtocolKnobs& k) { memory.check_protocol(k, "this protocol point", jobs, recording); });

@@ -218,9 +218,10 @@ std::vector<std::string> hazard_keys(const RunResult& run) {
   return keys;
 }
 
-/// Re-runs the first failing run with steps recorded (no deadline: it already ran in time once):
-/// by replaying its choices, or, where the runs kept none, as run `index` of `strategy` again
-/// (Strategy::runs_again_alike), which must find what it found the first time.
+/// Re-runs a failing run (the first, or with --keep-going a later one) with steps recorded (no
+/// deadline: it already ran in time once): by replaying its choices, or, where the runs kept
+/// none, as run `index` of `strategy` again (Strategy::runs_again_alike), which must find what
+/// it found the first time.
 void record_steps_of(const Scenario& scenario, const RunOptions& run_options, Strategy& strategy, FailingRun& failing) {
   RunOptions recorded = run_options;
   recorded.record_steps = true;

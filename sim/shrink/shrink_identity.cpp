@@ -91,8 +91,9 @@ std::optional<OpRef> completed_op(const Scenario& s, const Step& step, RankId ra
   } else {
     const RankId sender = step.op.rank;
     const RankId receiver = s.comms[step.comm].members.at(first.peer);
-    if (rank == sender) return step.op;
+    // The receiver first: a rank that sends to itself is written by its recv, not its send.
     if (rank == receiver) key = IssuedKey{receiver, step.comm, step.seq, sender, Side::recv};
+    else if (rank == sender) return step.op;
   }
   if (!key) return std::nullopt;
   auto it = issued.find(*key);

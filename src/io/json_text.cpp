@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "util/check.h"
@@ -28,16 +29,12 @@ class Prepass {
   bool start_array(std::size_t) { return open(true); }
   bool key(std::string& name) {
     Frame& frame = frames_.back();
+    frame.key = name;
     // A key given twice: nlohmann keeps the last, other readers the first; which one the
     // author meant is unknown, so neither is taken.
-    if (std::find(frame.keys.begin(), frame.keys.end(), name) != frame.keys.end()) {
-      frame.key = name;
-      duplicate_ = true;
-      return false;
-    }
-    frame.keys.push_back(name);
-    frame.key = name;
-    return true;
+    if (!frame.seen(name)) return true;
+    duplicate_ = true;
+    return false;
   }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
@@ -70,7 +67,21 @@ class Prepass {
     bool array = false;
     std::size_t index = 0;  ///< arrays: the element being read
     std::string key;        ///< objects: the member being read
-    std::vector<std::string> keys;  ///< objects: the members read so far
+    /// Objects: the members read so far, scanned while they are few (most objects), hashed
+    /// beyond (a hostile object of 200,000 keys was quadratic).
+    std::vector<std::string> keys;
+    std::unordered_set<std::string> many;
+    /// Whether `name` was read before in this object; remembers it.
+    bool seen(const std::string& name) {
+      constexpr std::size_t scanned = 16;
+      if (many.empty()) {
+        if (std::find(keys.begin(), keys.end(), name) != keys.end()) return true;
+        keys.push_back(name);
+        if (keys.size() > scanned) many.insert(keys.begin(), keys.end());
+        return false;
+      }
+      return !many.insert(name).second;
+    }
   };
   bool value() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
@@ -81,7 +92,7 @@ class Prepass {
       too_deep_ = true;
       return false;
     }
-    frames_.push_back(Frame{array, 0, {}, {}});
+    frames_.push_back(Frame{array, 0, {}, {}, {}});
     return true;
   }
   bool close() {

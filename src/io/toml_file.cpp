@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include "io/json_text.h"
 #include "util/check.h"
@@ -16,15 +17,25 @@
 namespace amaxcheck {
 namespace {
 
-/// The line of the first bracket or brace that nests deeper than max_json_depth, or 0. Strings
-/// and comments are skipped, so a "[" inside a string does not count.
+/// The line of the first bracket or brace that nests deeper than max_json_depth, or of the
+/// first key or table header of more parts than that (`a.b.c = 1`, `[a.b.c]`: each part a table
+/// inside the last), or 0. cpptoml builds and frees such tables recursively, so a key of 400,000
+/// parts overflows the stack before any other check could see it. Strings and comments are
+/// skipped, so a "[" or a "." inside a string does not count; a dot in a value (1.5) is not a
+/// key's.
 std::size_t line_nested_too_deep(std::string_view text) {
-  std::size_t depth = 0;
+  std::vector<char> open;  // the brackets and braces around the text being read
   std::size_t line = 1;
+  bool key = true;         // reading a key or a header: at a line's start, or after { or , in { }
+  std::size_t parts = 1;   // of the key being read
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '\n') {
       ++line;
+      if (open.empty()) {
+        key = true;
+        parts = 1;
+      }
     } else if (c == '#') {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
     } else if (c == '"' || c == '\'') {
@@ -38,10 +49,23 @@ std::size_t line_nested_too_deep(std::string_view text) {
         ++i;
       }
       i += close.size() - 1;
+    } else if (c == '.' && key) {
+      if (++parts > max_json_depth) return line;
+    } else if (c == '=') {
+      key = false;
     } else if (c == '[' || c == '{') {
-      if (++depth > max_json_depth) return line;
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+      // A header's own brackets ([a.b], [[a.b]]) keep reading its key.
+      if (open.size() + 1 > max_json_depth) return line;
+      open.push_back(c);
+      if (c == '{') {
+        key = true;
+        parts = 1;
+      }
+    } else if ((c == ']' || c == '}') && !open.empty()) {
+      open.pop_back();
+    } else if (c == ',' && !open.empty() && open.back() == '{') {
+      key = true;
+      parts = 1;
     }
   }
   return 0;

@@ -167,6 +167,29 @@ TEST(Shrink, a_value_received_by_recv_keeps_the_recv_and_the_value_it_received) 
   EXPECT_TRUE(same_bug(shrunk.identity, shrunk.scenario, shrunk.lineage, again)) << shrunk.identity.show();
 }
 
+TEST(Shrink, a_rank_that_sends_to_itself_is_written_by_its_recv) {
+  // Rank 0 fills `out` with 5 (initially 3), then sends it to itself into `in`, in one group;
+  // the check wants 7. The pair's send is rank 0's too: the recv must still be the writer, or
+  // dropping the fill (3 received) would pass for the same bug.
+  ScenarioBuilder b("self_send");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId pp = b.comm("pp", {r0, r1});
+  const StreamId s0 = b.stream(r0, "s");
+  const ThreadId t0 = b.thread(r0, "main");
+  b.thread(r1, "main");
+  const BufferId out = b.buffer(r0, "out", 1, {3.0f});
+  const BufferId in = b.buffer(r0, "in", 1);
+  b.op(r0, t0, ScenarioBuilder::fill(s0, {out, 0, 1}, {5.0f}, "fill_out"));
+  b.op(r0, t0, ScenarioBuilder::send(s0, pp, 0, {out, 0, 1}, "send00", 1));
+  b.op(r0, t0, ScenarioBuilder::recv(s0, pp, 0, {in, 0, 1}, "recv00", 1));
+  b.scenario().checks.push_back(ReplicaCheck{"in", {{r0, {in, 0, 1}}}, {7.0f}});
+  const Scenario s = b.build();
+  const RunResult original = first_run_with(s, HazardKind::value_mismatch);
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::value_mismatch);
+  ASSERT_EQ(shrunk.identity.producers.size(), 1u) << shrunk.identity.show();
+  EXPECT_NE(shrunk.identity.producers[0].find("recv00 wrote in = [5]"), std::string::npos) << shrunk.identity.show();
+}
+
 TEST(Shrink, a_member_outside_a_send_recv_pair_is_not_written_by_it) {
   // Once an internal error: the pair's completion was looked up on every member of the
   // communicator, and rank 2 issued nothing on it.
