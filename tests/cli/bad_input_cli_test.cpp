@@ -123,6 +123,10 @@ TEST(HostileScenario, knob_options_with_a_scenario_file_are_bad_input_not_ignore
   const Ran one = amaxcheck({"check", path, "--iters", "2"});
   EXPECT_EQ(one.code, exit_bad_input) << one.err;
   EXPECT_NE(one.err.find("--iters: protocol knob option for a protocol name"), std::string::npos) << one.err;
+  // A mistyped protocol name is that, knobs or not.
+  const Ran typo = amaxcheck({"check", "te-asyn", "--dp", "4"});
+  EXPECT_EQ(typo.code, exit_bad_input) << typo.err;
+  EXPECT_NE(typo.err.find("te-asyn: not a protocol"), std::string::npos) << typo.err;
 }
 
 TEST(OutputPaths, a_trace_folder_that_cannot_be_made_is_bad_input_before_the_check_runs) {
@@ -310,6 +314,13 @@ TEST(HostileTrace, shrink_and_export_refuse_a_trace_that_replay_refuses) {
   EXPECT_EQ(exported.code, exit_bad_input) << exported.out << exported.err;
   EXPECT_NE(exported.err.find("field 'scenario_hash'"), std::string::npos) << exported.err;
   EXPECT_FALSE(std::filesystem::exists(timeline));
+  // A trace may embed no scenario (traces/FORMAT.md): it still exports.
+  std::vector<std::string> bare = lines;
+  auto header = nlohmann::json::parse(bare[0]);
+  header["scenario"] = nullptr;
+  bare[0] = header.dump();
+  const Ran no_scenario = amaxcheck({"export", write_file("no_scenario.jsonl", join_lines(bare)), "--perfetto", timeline});
+  EXPECT_EQ(no_scenario.code, exit_clean) << no_scenario.err;
 }
 
 TEST(HostileTrace, a_deeply_nested_line_is_bad_input) {
