@@ -231,7 +231,9 @@ TEST(CheckCli, with_keep_going_every_hazard_names_a_trace_that_shows_it) {
       EXPECT_TRUE(shown) << strategy << ": " << path << " does not show " << hazard["summary"];
     }
     EXPECT_EQ(kinds, (std::set<std::string>{"data_race", "value_mismatch"})) << strategy;
-    if (std::string(strategy) == "exhaustive") EXPECT_GE(traces.size(), 2u) << "the mismatch is a later schedule's";
+    if (std::string(strategy) == "exhaustive") {
+      EXPECT_GE(traces.size(), 2u) << "the mismatch is a later schedule's";
+    }
   }
 }
 
