@@ -18,6 +18,7 @@ from .program import StrPath, find_program, hazard_kind_names, run_program
 from .report import CheckReport, SuiteReport, extract_json_object, parse_check_report, parse_suite_report
 
 VERDICT_EXIT_CODES = (0, 1, 4)
+EXIT_CODE_OF_VERDICT = {"hazard": 1, "inconclusive": 4, "proven_clean": 0, "no_hazard_found": 0}
 
 
 @dataclasses.dataclass
@@ -81,6 +82,11 @@ def check(target: StrPath, *args: str, knobs: Mapping[str, object] | None = None
                                     kind_order=lambda: hazard_kind_names(str(path)))
     except ValueError as err:
         raise ProgramError(f"unreadable report ({err}) from {' '.join(argv)}") from None
+    # As suite() does: a result whose verdict and exit code disagree would pass one reader and
+    # fail another.
+    if EXIT_CODE_OF_VERDICT[report.verdict] != done.returncode:
+        raise ProgramError(f"the report says {report.verdict} (exit {EXIT_CODE_OF_VERDICT[report.verdict]}), the "
+                           f"program exited {done.returncode}: {' '.join(argv)}")
     fields = {f.name: getattr(report, f.name) for f in dataclasses.fields(CheckReport)}
     return CheckResult(**fields, exit_code=done.returncode, argv=argv, wall_s=wall_s)
 

@@ -13,7 +13,8 @@ so the tests can check the harness's orchestration against known answers:
   check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID (with process and
     processes); run as plain amaxcheck (not amaxcheck-mpi) in a multi-process launch -> exit 2.
 Environment: FAKE_AMAXCHECK_LOG (append argv as JSON lines), FAKE_SLEEP_S (per check),
-FAKE_CRASH_DP (exit 3 for that dp), FAKE_GPU_HAZARD_RANK (that rank reports a hazard).
+FAKE_CRASH_DP (exit 3 for that dp), FAKE_GPU_HAZARD_RANK (that rank reports a hazard),
+FAKE_WRONG_EXIT (check exits 0 for a hazard, 1 otherwise: the report and the exit code disagree).
 """
 
 import json
@@ -25,7 +26,7 @@ import time
 KNOWN = {"--comm", "--wait", "--wait-bwd", "--amax-order", "--dp", "--tp", "--pp", "--cp", "--modules",
          "--microbatches", "--iters", "--kernels", "--strategy", "--seed", "--runs",
          "--trace-out", "--backend", "--alpha-us", "--depth", "--max-schedules"}
-FLAGS = {"--json", "--keep-going"}
+FLAGS = {"--json", "--keep-going", "--no-progress"}
 
 
 def log(argv):
@@ -119,7 +120,10 @@ def check(args):
     if "--json" in flags:
         print("fake: log line before the report")
         print(json.dumps(report, indent=2))
-    return 1 if hazards else 4 if verdict == "inconclusive" else 0
+    code = 1 if hazards else 4 if verdict == "inconclusive" else 0
+    if os.environ.get("FAKE_WRONG_EXIT"):  # a program whose exit code contradicts its report
+        code = 0 if code else 1
+    return code
 
 
 def read_trace(path):
