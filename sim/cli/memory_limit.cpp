@@ -39,7 +39,10 @@ void MemoryLimit::add_option(CLI::App& sub) {
 
 void MemoryLimit::check_protocol(const ProtocolKnobs& knobs, const std::string& what, unsigned jobs,
                                  Recording recording) const {
-  const ScenarioSize size = protocol_size(knobs);
+  check_size(protocol_size(knobs), what, jobs, recording);
+}
+
+void MemoryLimit::check_size(const ScenarioSize& size, const std::string& what, unsigned jobs, Recording recording) const {
   // A finished run takes a few steps per op (issue, execute; join and complete for collectives).
   enforce(max_bytes, what, kept(sched::estimate_memory(size, 3 * size.ops, jobs), recording));
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/scenario.h"
+#include "model/scenario_size.h"
 #include "protocols/protocol.h"
 
 namespace amaxcheck::cli {
@@ -33,6 +34,10 @@ struct MemoryLimit {
   /// (protocols/protocol_size.h); `what` names it in the message.
   void check_protocol(const ProtocolKnobs& knobs, const std::string& what = "this protocol point",
                       unsigned jobs = 1, Recording recording = Recording::always) const;
+  /// The same for a size known before building (io's BeforeBuild: a protocol point's, or an
+  /// upper bound of what a file's rank templates expand to).
+  void check_size(const ScenarioSize& size, const std::string& what, unsigned jobs = 1,
+                  Recording recording = Recording::always) const;
   /// Before running `scenario` with `jobs` engines at once; `where` names it in the message.
   void check_scenario(const Scenario& scenario, const std::string& where, unsigned jobs = 1,
                       Recording recording = Recording::always) const;

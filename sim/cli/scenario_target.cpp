@@ -53,8 +53,9 @@ Scenario ScenarioTarget::load(unsigned jobs, Recording recording) {
                                  fmt::join(knobs_given, ", "), knobs_given.size() == 1 ? "" : "s", protocol_names(),
                                  escape_invalid_utf8(target)));
   }
-  Scenario scenario = load_scenario_file(
-      target, [this, jobs, recording](const ProtocolKnobs& k) { memory.check_protocol(k, "this protocol point", jobs, recording); });
+  Scenario scenario = load_scenario_file(target, [this, jobs, recording](const ScenarioSize& size, const std::string& what) {
+    memory.check_size(size, what == "protocol point" ? "this protocol point" : "the " + what + " of this file", jobs, recording);
+  });
   memory.check_scenario(scenario, escape_invalid_utf8(target), jobs, recording);
   if (recording == Recording::on_hazard) recording_check = memory.recording_check(scenario, escape_invalid_utf8(target));
   return scenario;

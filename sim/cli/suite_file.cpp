@@ -128,8 +128,8 @@ SuiteCase read_case(const JsonField& c, const std::string& where, const std::str
   const std::string check = "amaxcheck check ";
   const std::string named = fmt::format("{}: case \"{}\" ({})", where, out.name, c.path());
   // The reader names the file or field it reads; the message names the case.
-  const BeforeBuild refuse_large = [&](const ProtocolKnobs& knobs) {
-    memory.limit.check_protocol(knobs, fmt::format("the protocol point of case \"{}\"", out.name), memory.jobs);
+  const BeforeBuild refuse_large = [&](const ScenarioSize& size, const std::string& what) {
+    memory.limit.check_size(size, fmt::format("the {} of case \"{}\"", what, out.name), memory.jobs);
   };
   if (auto file = c.find("scenario_file")) {
     const std::string path = (std::filesystem::path(base_dir) / file->as_string()).lexically_normal().string();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/scenario.h"
+#include "model/scenario_size.h"
 #include "protocols/protocol.h"
 
 namespace amaxcheck {
@@ -25,10 +26,12 @@ nlohmann::json scenario_to_json(const Scenario& scenario, bool cost_sizes = true
 /// is built with build_protocol (its source is the equivalent command line). The explicit
 /// form is validated by validate_scenario (scenario_validate.h).
 ///
-/// `before_build`, when given, sees a protocol form's knobs before the scenario is built and
-/// throws InputError to refuse it: building a large point can itself take gigabytes (the CLI's
-/// --max-memory estimate runs there).
-using BeforeBuild = std::function<void(const ProtocolKnobs&)>;
+/// `before_build`, when given, sees the size of what is about to be built, and throws
+/// InputError to refuse it: building a large point can itself take gigabytes (the CLI's
+/// --max-memory estimate runs there). It is called with a protocol form's size, from its knobs
+/// (`what`: "protocol point"), and with an explicit form's rank templates' expansion, an upper
+/// bound read before they are expanded ("expanded rank templates").
+using BeforeBuild = std::function<void(const ScenarioSize& size, const std::string& what)>;
 Scenario scenario_from_json(const nlohmann::json& doc, const std::string& where, const BeforeBuild& before_build = {});
 
 /// Reads and parses a scenario file (io/json_text.h: syntax errors, overflowing numbers and

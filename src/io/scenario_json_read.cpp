@@ -10,6 +10,7 @@
 #include "io/scenario_template.h"
 #include "io/scenario_validate.h"
 #include "protocols/protocol.h"
+#include "protocols/protocol_size.h"
 #include "util/check.h"
 #include "util/utf8.h"
 
@@ -172,9 +173,16 @@ Rank read_rank(const JsonField& field, const std::vector<std::string>& comms) {
   return rank;
 }
 
-Scenario read_explicit(const JsonField& original, const std::string& where) {
+Scenario read_explicit(const JsonField& original, const std::string& where, const BeforeBuild& before_build) {
   original.allow_only({"name", "source", "kernels", "comms", "ranks", "checks", "comment"});
-  const ExpandedRanks expanded = expand_templates(original);
+  const ExpandedRanks expanded = expand_templates(original, [&](const ScenarioSize& size) {
+    if (!before_build) return;
+    try {
+      before_build(size, "expanded rank templates");
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", where, e.what()));
+    }
+  });
   const JsonField doc = expanded.expanded ? JsonField(expanded.doc, "", where) : original;
   Scenario s;
   s.name = doc.find("name") ? doc.at("name").as_string() : where;
@@ -287,7 +295,7 @@ Scenario read_protocol(const JsonField& doc, const std::string& where, const Bef
   }
   if (before_build) {
     try {
-      before_build(knobs);
+      before_build(protocol_size(knobs), "protocol point");
     } catch (const InputError& e) {
       throw InputError(fmt::format("{}: {}", where, e.what()));
     }
@@ -310,7 +318,7 @@ Scenario read_protocol(const JsonField& doc, const std::string& where, const Bef
 Scenario scenario_from_json(const json& doc, const std::string& where, const BeforeBuild& before_build) {
   const JsonField root(doc, "", where);
   root.expect_object();
-  return doc.contains("protocol") ? read_protocol(root, where, before_build) : read_explicit(root, where);
+  return doc.contains("protocol") ? read_protocol(root, where, before_build) : read_explicit(root, where, before_build);
 }
 
 Scenario load_scenario_file(const std::string& path, const BeforeBuild& before_build) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <string_view>
@@ -158,7 +159,60 @@ json expand_replicas(const JsonField& replicas, std::uint32_t ranks) {
 
 }  // namespace
 
-ExpandedRanks expand_templates(const JsonField& doc) {
+/// The counts of one rank that `entry` (an entry of ranks) describes, counting every element:
+/// one with "only" as if it were on every rank, a buffer size given by even/odd as the larger.
+/// A size written as a `{rank}` expression, and malformed parts, count nothing (the reader
+/// reports the latter after the expansion).
+ScenarioSize entry_bound(const json& entry) {
+  ScenarioSize one;
+  const auto array = [&](const json& object, const char* key) -> const json& {
+    static const json none = json::array();
+    return object.is_object() && object.contains(key) && object[key].is_array() ? object[key] : none;
+  };
+  one.ranks = 1;
+  one.actors += array(entry, "streams").size();
+  for (const json& thread : array(entry, "threads")) {
+    ++one.actors;
+    for (const json& op : array(thread, "program")) {
+      ++one.ops;
+      one.ranges += array(op, "reads").size() + array(op, "writes").size();
+      one.op_values += array(op, "values").size();
+      if (op.is_object() && op.contains("comm")) ++one.collectives;
+    }
+  }
+  for (const json& buffer : array(entry, "buffers")) {
+    if (!buffer.is_object() || !buffer.contains("size")) continue;
+    const json& size = buffer["size"];
+    if (size.is_number_unsigned()) one.buffer_elements += size.get<std::uint64_t>();
+    if (size.is_object()) {
+      for (const char* side : {"even", "odd"}) {
+        if (size.contains(side) && size[side].is_number_unsigned()) {
+          one.buffer_elements = std::max(one.buffer_elements, size[side].get<std::uint64_t>());
+        }
+      }
+    }
+  }
+  return one;
+}
+
+/// An upper bound of what the rank entries expand to: each entry's counts times its ranks.
+ScenarioSize expansion_bound(const std::vector<JsonField>& entries, const std::vector<std::vector<std::uint32_t>>& lists) {
+  ScenarioSize size;
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    const ScenarioSize one = entry_bound(entries[e].json());
+    const std::uint64_t n = lists[e].size();
+    size.ranks += n;
+    size.actors += n * one.actors;
+    size.ops += n * one.ops;
+    size.ranges += n * one.ranges;
+    size.op_values += n * one.op_values;
+    size.collectives += n * one.collectives;
+    size.buffer_elements += n * one.buffer_elements;
+  }
+  return size;
+}
+
+ExpandedRanks expand_templates(const JsonField& doc, const std::function<void(const ScenarioSize&)>& before_expand) {
   ExpandedRanks out;
   const std::vector<JsonField> entries = doc.at("ranks").items();
   bool templated = false;
@@ -204,6 +258,7 @@ ExpandedRanks expand_templates(const JsonField& doc) {
         owner[r] = e;
       }
     }
+    if (before_expand) before_expand(expansion_bound(entries, lists));
     out.doc["ranks"] = json::array();
     for (std::uint32_t r = 0; r < ranks; ++r) {
       json rank = substitute(entries[owner[r]], Instance{r, ranks});

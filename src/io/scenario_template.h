@@ -20,10 +20,13 @@
 /// an InputError naming the template's field and the rank it was being expanded for.
 
 #include <nlohmann/json.hpp>
+
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "io/json_field.h"
+#include "model/scenario_size.h"
 
 namespace amaxcheck {
 
@@ -36,7 +39,9 @@ struct ExpandedRanks {
 };
 
 /// Expands the templates of an explicit-form document (an object with `ranks`). A document
-/// without any `"for"` is not copied (`expanded` is false).
-ExpandedRanks expand_templates(const JsonField& doc);
+/// without any `"for"` is not copied (`expanded` is false). `before_expand`, when given, sees an
+/// upper bound of the ranks' counts first (expansion_bound) and may throw to refuse them: a
+/// small template can stand for more ops than memory holds.
+ExpandedRanks expand_templates(const JsonField& doc, const std::function<void(const ScenarioSize&)>& before_expand = {});
 
 }  // namespace amaxcheck

@@ -197,6 +197,25 @@ TEST(MemoryLimit, an_oversized_protocol_point_is_refused_before_it_is_built) {
   EXPECT_NE(r.err.find("this protocol point would need about "), std::string::npos) << r.err;
 }
 
+TEST(MemoryLimit, rank_templates_are_refused_before_they_expand) {
+  // 600 KB of template standing for 65,536 ranks of 2,000 ops each: once expanded first, it
+  // took all the memory there was before any estimate ran.
+  nlohmann::json fill = {{"kind", "fill"}, {"name", "f"}, {"stream", "s"}, {"writes", {{{"buffer", "x"}}}}, {"values", {1}}};
+  nlohmann::json rank = {{"for", nlohmann::json::array()}, {"streams", {"s"}}, {"buffers", {{{"name", "x"}, {"size", 1}}}},
+                         {"threads", {{{"name", "main"}, {"program", nlohmann::json::array()}}}}};
+  for (int r = 0; r < 65536; ++r) rank["for"].push_back(r);
+  for (int i = 0; i < 2000; ++i) rank["threads"][0]["program"].push_back(fill);
+  const std::string path = write_file("template_bomb.json", nlohmann::json{{"name", "bomb"}, {"ranks", {rank}}}.dump());
+  const Ran r = amaxcheck({"check", path});
+  EXPECT_EQ(r.code, exit_bad_input) << r.err;
+  EXPECT_NE(r.err.find(path + ": the expanded rank templates of this file would need about "), std::string::npos) << r.err;
+  // The same template at 4 ranks is read and checked as before.
+  rank["for"] = {0, 1, 2, 3};
+  const std::string small = write_file("template_small.json", nlohmann::json{{"name", "small"}, {"ranks", {rank}}}.dump());
+  const Ran ok = amaxcheck({"check", small, "--runs", "1"});
+  EXPECT_EQ(ok.code, exit_clean) << ok.err;
+}
+
 TEST(MemoryLimit, the_same_point_in_a_file_is_refused_before_it_is_built) {
   const std::string path = write_file("big_point.json", R"({"protocol": "te-async", "knobs": {"dp": 1024, "modules": 8,
     "fwd-tensors": 64, "bwd-tensors": 64, "history": 4096, "elems": 4096}})");
