@@ -4,13 +4,13 @@
 // Scenarios above a small memory estimate are skipped, as `--max-memory` would refuse them.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "io/json_text.h"
 #include "io/scenario_json.h"
 #include "model/scenario.h"
 #include "model/scenario_size.h"
-#include "protocols/protocol_size.h"
 #include "util/check.h"
 #include "scheduler/memory_estimate.h"
 #include "scheduler/run.h"
@@ -31,13 +31,13 @@ inline bool small_enough(const Scenario& scenario) {
 /// for larger points; the generator and the writer are the same code at every size.
 inline constexpr std::uint64_t max_read_ops = 2000;
 
-/// The io reader's before_build hook: a protocol point is built only when it has at most
-/// `max_ops` ops and is small by memory (a fuzzer that asks for dp 1024 must not spend a minute
-/// building it; the CLI refuses by memory).
-inline void refuse_protocols_above(const ProtocolKnobs& knobs, std::uint64_t max_ops) {
-  const ScenarioSize size = protocol_size(knobs);
+/// The io reader's before_build hook: a protocol point is built, and rank templates expanded,
+/// only when they come to at most `max_ops` ops and are small by memory (a fuzzer that asks for
+/// dp 1024, or a template of 65,536 ranks, must not spend a minute building it; the CLI refuses
+/// by memory).
+inline void refuse_sizes_above(const ScenarioSize& size, std::uint64_t max_ops) {
   if (size.ops > max_ops || sched::estimate_memory(size, 3 * size.ops).total() > max_memory_bytes) {
-    throw InputError("protocol point too large for fuzzing");
+    throw InputError("too large for fuzzing");
   }
 }
 
@@ -51,7 +51,9 @@ inline std::string_view text_of(const std::uint8_t* data, std::size_t size) {
 inline std::optional<Scenario> read_scenario(const std::uint8_t* data, std::size_t size, std::uint64_t max_ops) {
   try {
     Scenario scenario = scenario_from_json(parse_json_text(text_of(data, size), "fuzz.json"), "fuzz.json",
-                                           [max_ops](const ProtocolKnobs& knobs) { refuse_protocols_above(knobs, max_ops); });
+                                           [max_ops](const ScenarioSize& size, const std::string&) {
+                                             refuse_sizes_above(size, max_ops);
+                                           });
     if (!small_enough(scenario)) return std::nullopt;
     return scenario;
   } catch (const InputError&) {
