@@ -34,6 +34,15 @@ void MemoryLimit::add_option(CLI::App& sub) {
   sub.add_option("--max-memory", max_bytes,
                  "refuse a scenario whose estimated memory is above this (e.g. 8G, 512M; 0 = no limit)")
       ->transform(CLI::AsSizeValue(false))
+      // CLI11 runs a transform before those added earlier, so this one sees the text as given:
+      // AsSizeValue reads "-1" as 2^64 - 1, which would silently remove the limit.
+      ->transform(CLI::Validator(
+          [](std::string& text) -> std::string {
+            const std::size_t first = text.find_first_not_of(" \t");
+            if (first == std::string::npos || text[first] != '-') return {};
+            return "expected a size of 0 or more (e.g. 8G, 512M; 0 = no limit), got \"" + text + "\"";
+          },
+          "SIZE"))
       ->default_str("8G");
 }
 

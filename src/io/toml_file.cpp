@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/json_text.h"
+#include "util/atomic_file.h"
 #include "util/check.h"
 #include "util/utf8.h"
 
@@ -120,6 +121,7 @@ nlohmann::json json_of(cpptoml::base& value, const std::string& field, const std
 
 nlohmann::json read_toml_file(const std::string& path, const std::string& what) {
   const std::string where = escape_invalid_utf8(path);  // a path need not be UTF-8
+  refuse_folder(path, where, fmt::format("a {}", what));
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InputError(fmt::format("{}: cannot open {}", where, what));
   std::stringstream buffer;

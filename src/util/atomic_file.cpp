@@ -147,7 +147,13 @@ void check_distinct_files(const std::string& output, std::string_view output_opt
                                other_name, other));
 }
 
+void refuse_folder(const std::string& path, std::string_view where, std::string_view what) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) throw InputError(fmt::format("{}: a folder, not {}", where, what));
+}
+
 std::string read_file(const std::string& path) {
+  refuse_folder(path, path, "a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
   std::ostringstream content;

@@ -28,8 +28,12 @@ void check_parent_folders(const std::string& path);
 /// link or another spelling too, or naming the option when `output` is empty.
 void check_distinct_files(const std::string& output, std::string_view output_option, const std::string& other,
                           std::string_view other_name);
-/// Reads a whole file; InputError naming the path when it cannot.
+/// Reads a whole file; InputError naming the path when it cannot, or when it is a folder.
 std::string read_file(const std::string& path);
+/// Refuses a folder given where a file is read: InputError "WHERE: a folder, not WHAT" (`where`
+/// the path as messages print it). An ifstream opens a folder, then reads nothing, so a reader
+/// would otherwise report an empty or truncated file.
+void refuse_folder(const std::string& path, std::string_view where, std::string_view what);
 
 /// Removes `<path>.tmp.<pid>` files of processes that are gone; returns how many. Called by
 /// write_file_atomically; exposed for tests.

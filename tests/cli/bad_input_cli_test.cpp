@@ -153,6 +153,23 @@ TEST(OutputPaths, a_scenario_path_that_cannot_be_looked_at_is_bad_input) {
   std::filesystem::remove(loop);
 }
 
+TEST(OutputPaths, a_folder_given_as_an_input_file_is_named_as_a_folder) {
+  // An ifstream opens a folder and reads nothing: once "unexpected end of input" for a
+  // scenario or a suite, "empty trace" for a trace.
+  const std::string folder = temp_path("a_folder.json");
+  std::filesystem::create_directories(folder);
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"check", folder}, "a folder, not a scenario file"},
+      {{"suite", folder}, "a folder, not a suite file"},
+      {{"replay", folder}, "a folder, not a file"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Ran r = amaxcheck(args);
+    EXPECT_EQ(r.code, exit_bad_input) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find(folder + ": " + message), std::string::npos) << args[0] << ": " << r.err;
+  }
+}
+
 TEST(OutputPaths, an_output_that_would_replace_an_input_is_bad_input) {
   nlohmann::json doc = shipped_custom_program();
   const std::string scenario = write_file("replaced.json", doc.dump());
@@ -222,6 +239,15 @@ TEST(MemoryLimit, the_same_point_in_a_file_is_refused_before_it_is_built) {
   const Ran r = amaxcheck({"check", path});
   EXPECT_EQ(r.code, exit_bad_input) << r.err;
   EXPECT_NE(r.err.find(path + ": this protocol point would need about "), std::string::npos) << r.err;
+}
+
+TEST(MemoryLimit, a_negative_max_memory_is_bad_input_not_no_limit) {
+  // CLI11's size reader takes "-1" as 2^64 - 1: the limit was silently gone.
+  for (const std::string value : {"-1", "-2G"}) {
+    const Ran r = amaxcheck({"check", "te-sync", "--dp", "2", "--modules", "1", "--iters", "1", "--max-memory", value});
+    EXPECT_EQ(r.code, exit_bad_input) << value << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("--max-memory: expected a size of 0 or more"), std::string::npos) << r.err;
+  }
 }
 
 TEST(MemoryLimit, max_memory_lowers_and_raises_the_limit) {

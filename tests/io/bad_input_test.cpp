@@ -80,6 +80,8 @@ std::vector<BadInput> bad_inputs() {
        "ranks[1].threads[0].program[6].writes[0].count:", "expected 1 (the matching read's count), got 2"},
       {"duplicate_buffer_name", [](json& d) { d["ranks"][0]["buffers"][1]["name"] = "x"; }, "ranks[0].buffers[1]:",
        "duplicate buffer name \"x\""},
+      {"duplicate_comm_name", [](json& d) { d["comms"].push_back(json{{"name", "amax"}, {"members", {0, 1}}}); },
+       "comms[1]:", "duplicate communicator name \"amax\""},
       {"buffer_init_size", [](json& d) { d["ranks"][0]["buffers"][3]["init"] = {1, 2}; }, "ranks[0].buffers[3].init:",
        "expected 1 values (the buffer's size) or none, got 2"},
       {"check_replica_rank_out_of_range", [](json& d) { d["checks"][0]["replicas"][1]["rank"] = 4; },
