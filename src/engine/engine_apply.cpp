@@ -242,11 +242,19 @@ struct Applier {
           touch_stream_drained(r, k);
         }
         break;
-      case OpKind::host_signal:
-        rank.flag_signals[op.flag].push_back(thread.clock);
+      case OpKind::host_signal: {
+        // Each entry joins the signals before it (see host_wait): a wait then joins one clock.
+        auto& signals = rank.flag_signals[op.flag];
+        signals.push_back(thread.clock);
+        if (signals.size() > 1) signals.back().join(signals[signals.size() - 2]);
         touch(ObjectType::flag, r, op.flag, true);
         break;
+      }
       case OpKind::host_wait:
+        // A counter that reached `count` was incremented by every one of the first `count`
+        // signals, from whichever threads: the wait is ordered after each of them, not only
+        // after the count-th (whose thread need not have seen the others). Entry count - 1
+        // joins them all (host_signal).
         if (op.count > 0) thread.clock.join(rank.flag_signals[op.flag][op.count - 1]);
         touch(ObjectType::flag, r, op.flag, false);
         break;
@@ -377,8 +385,11 @@ struct Applier {
       const RankId peer = comm.members.at(op.peer);
       const bool send = op.kind == OpKind::send;
       P2pPair& pair = st.comms[op.comm].p2p[send ? P2pKey{a.rank, peer, q.seq} : P2pKey{peer, a.rank, q.seq}];
-      (send ? pair.send : pair.recv) = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order};
-      notify_access(a.rank, stream.actor, stream.clock, q, a);
+      (send ? pair.send : pair.recv) = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order, n > 1};
+      // A grouped op's access is its pair's completion's (complete_p2p_pair): the pairs of a
+      // group complete one by one, and the first to complete hands the stream's clock at the
+      // join to its peer, which must not cover what the others read and write later.
+      if (n == 1) notify_access(a.rank, stream.actor, stream.clock, q, a);
     }
   }
 
@@ -472,9 +483,13 @@ struct Applier {
     record_op(pair.send->ref);
     name_op(*pair.send->op);
     record_comm(c, node.key().index);
-    // Every member's slot: which pair completes next depends on every member's joins.
+    // Every member's slot: which pair completes next depends on every member's joins. The
+    // pair's own sides' joins are needed (Touch::needs) only when no other pair is ready: one
+    // that is could have completed here instead, before either side joined, so the search must
+    // try the complete before them (with another pair ready, the same action does another thing).
+    const bool alone = !touches() || ready_pair(comm) == nullptr;
     for (RankId member : st.scenario.comms[c].members) {
-      touch(ObjectType::rendezvous, member, c, true, member == pair.send->rank || member == pair.recv->rank);
+      touch(ObjectType::rendezvous, member, c, true, alone && (member == pair.send->rank || member == pair.recv->rank));
     }
     for (const Joined* m : {&*pair.send, &*pair.recv}) {
       RankState& rank = st.ranks[m->rank];
@@ -482,9 +497,12 @@ struct Applier {
       auto q = std::find_if(stream.queue.begin(), stream.queue.end(), [&](const QueuedOp& x) { return x.ref == m->ref; });
       AMAX_CHECK(q != stream.queue.end() && q->joined, "completing a p2p op its stream does not hold");
       q->done = true;
+      const QueuedOp completed = *q;  // the pop below may leave its slot to the next issue
       while (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();
       // A grouped op's stream may have moved on (an earlier pair of its group left): join.
       leave_comm(*m, c, all, false);
+      // A grouped op's access, at its own completion (join_p2p), with the stream's clock after it.
+      if (m->grouped) notify_access(m->rank, stream.actor, stream.clock, completed, Action{ActionKind::join, m->rank, m->stream});
     }
     notify_complete(c, node.key().index, std::array<const Joined*, 2>{&*pair.send, &*pair.recv});
   }

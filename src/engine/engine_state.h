@@ -93,7 +93,9 @@ struct RankState {
   std::vector<ThreadState> threads;
   std::vector<StreamState> streams;
   std::vector<RecordState*> latest_record;  ///< per event (in State::records); null = never recorded
-  std::vector<std::vector<VectorClock>> flag_signals;       ///< per host flag: clock per signal
+  /// Per host flag, per signal so far: the signalling thread's clock joined with the entry
+  /// before it, so entry i covers the first i + 1 signals (what a wait for i + 1 joins).
+  std::vector<std::vector<VectorClock>> flag_signals;
   std::vector<std::vector<float>> buffers;
   /// Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
   std::vector<RankCommState> per_comm;
@@ -111,6 +113,7 @@ struct Joined {
   const Op* op = nullptr;
   VectorClock clock;
   std::uint64_t order = 0;  ///< the op's index among the rank's ops on the communicator
+  bool grouped = false;     ///< p2p: joined with other ops of its ncclGroup (its access is at its completion)
 };
 
 struct Rendezvous {

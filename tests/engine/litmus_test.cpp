@@ -182,5 +182,43 @@ TEST(Litmus, waiting_on_an_event_recorded_later_does_not_order_anything) {
   EXPECT_EQ(seen, (std::set<float>{1.0f, 2.0f}));
 }
 
+
+/// Thread a fills x on stream s1, synchronizes on it and signals a flag; thread b only signals
+/// it; thread c waits for `count` signals, then copies x on stream s2.
+Scenario two_signallers(std::uint32_t count) {
+  ScenarioBuilder b("two_signallers");
+  const RankId r = b.rank();
+  const ThreadId a = b.thread(r, "a"), t_b = b.thread(r, "b"), c = b.thread(r, "c");
+  const StreamId s1 = b.stream(r, "s1"), s2 = b.stream(r, "s2");
+  const BufferId x = b.buffer(r, "x", 1), y = b.buffer(r, "y", 1);
+  const std::uint32_t flag = b.flag(r, "f");
+  b.op(r, a, ScenarioBuilder::fill(s1, {x, 0, 1}, {3.0f}, "fill_x"));
+  b.op(r, a, ScenarioBuilder::host(OpKind::stream_synchronize, s1));
+  b.op(r, a, ScenarioBuilder::host(OpKind::host_signal, flag));
+  b.op(r, t_b, ScenarioBuilder::host(OpKind::host_signal, flag));
+  Op wait = ScenarioBuilder::host(OpKind::host_wait, flag);
+  wait.count = count;
+  b.op(r, c, wait);
+  b.op(r, c, ScenarioBuilder::copy(s2, {x, 0, 1}, {y, 0, 1}, "read_x"));
+  return b.build();
+}
+
+TEST(Litmus, a_wait_for_two_signals_is_ordered_after_both_whichever_thread_signalled_last) {
+  // Once the wait joined only the clock of the count-th signal: when b signalled second, the
+  // copy was a race with the fill, though it always reads 3. Waiting for one signal (which
+  // may be b's) is a real race.
+  for (std::uint32_t count : {1u, 2u}) {
+    bool race = false;
+    std::set<float> read;
+    const std::size_t runs = explore_all(two_signallers(count), [&](const litmus::Outcome& o) {
+      race |= has(o.hazards, HazardKind::data_race);
+      read.insert(o.engine->read(0, {1, 0, 1})[0]);  // y
+    });
+    EXPECT_GT(runs, 1u);
+    EXPECT_EQ(race, count == 1) << "count " << count;
+    EXPECT_EQ(read, (count == 2 ? std::set<float>{3.0f} : std::set<float>{0.0f, 3.0f})) << "count " << count;
+  }
+}
+
 }  // namespace
 }  // namespace amaxcheck

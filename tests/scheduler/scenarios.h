@@ -161,6 +161,36 @@ inline Scenario racy_collective(std::uint32_t ranks) {
   return b.build();
 }
 
+/// Rank 2 sends x to rank 0 and receives y from rank 1 in one group; rank 0 forwards what it got
+/// to rank 2's other stream, which then reads y into `out` (checked: 7, rank 1's value, with
+/// `check_out`). The group's pairs complete one by one: the forward can arrive, and the read run,
+/// before rank 1 even sends. `read_on_group_stream`: the read runs on the group's own stream
+/// instead, behind the whole group, and always reads 7.
+inline Scenario group_completed_in_part(bool read_on_group_stream, bool check_out = false) {
+  ScenarioBuilder b("group_completed_in_part");
+  for (int i = 0; i < 3; ++i) b.rank();
+  const CommId c = b.comm("c", {0, 1, 2});
+  const CommId d = b.comm("d", {0, 2});
+  ThreadId t[3];
+  StreamId s[3];
+  for (RankId r = 0; r < 3; ++r) {
+    t[r] = b.thread(r, "main");
+    s[r] = b.stream(r, "S");
+  }
+  const StreamId side = b.stream(2, "T");
+  const BufferId a = b.buffer(0, "a", 1), v = b.buffer(1, "v", 1, {7.0f});
+  const BufferId x = b.buffer(2, "x", 1, {5.0f}), y = b.buffer(2, "y", 1), z = b.buffer(2, "z", 1), out = b.buffer(2, "out", 1);
+  b.op(0, t[0], ScenarioBuilder::recv(s[0], c, 2, {a, 0, 1}, "recv_a"));
+  b.op(0, t[0], ScenarioBuilder::send(s[0], d, 1, {a, 0, 1}, "forward_a"));
+  b.op(1, t[1], ScenarioBuilder::send(s[1], c, 2, {v, 0, 1}, "send_v"));
+  b.op(2, t[2], ScenarioBuilder::send(s[2], c, 0, {x, 0, 1}, "send_x", 1));
+  b.op(2, t[2], ScenarioBuilder::recv(s[2], c, 1, {y, 0, 1}, "recv_y", 1));
+  b.op(2, t[2], ScenarioBuilder::recv(side, d, 0, {z, 0, 1}, "recv_z"));
+  b.op(2, t[2], ScenarioBuilder::copy(read_on_group_stream ? s[2] : side, {y, 0, 1}, {out, 0, 1}, "read_y"));
+  if (check_out) b.scenario().checks.push_back(ReplicaCheck{"out", {{2, {out, 0, 1}}}, {7.0f}});
+  return b.build();
+}
+
 /// A planted collective order swap: rank 1 issues the amax and gradient all-reduces on the
 /// shared communicator in the opposite order of rank 0.
 inline Scenario collective_order_swap() {
