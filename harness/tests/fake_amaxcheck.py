@@ -5,7 +5,8 @@ so the tests can check the harness's orchestration against known answers:
   check PROTOCOL: wait=after-copy -> data_race; comm=shared with amax-order=rank-dependent ->
     ordering_hazard; --strategy exhaustive is complete when dp <= 8; --strategy timed adds
     timing figures that grow with log2(dp); an unknown option -> exit 2.
-  check SCENARIO.json: clean; writes --trace-out.
+  check SCENARIO.json: clean; writes --trace-out. FAKE_SCENARIO_VERDICT=hazard reports a
+    deadlock for it instead, =inconclusive a check cut short.
   replay/shrink/export: on fake traces (JSON lines with "step", plus {"hazard": kind} lines).
   fr-scan: runs the real program's (FAKE_AMAXCHECK_REAL, the AMAXCHECK_BIN the fake replaced).
   hazard-kinds --json: a kind table (FAKE_REVERSED_KINDS=1 lists it in reverse order, so a test
@@ -91,14 +92,19 @@ def check(args):
             sys.exit(2)
         if os.environ.get("FAKE_GPU_HAZARD_RANK") == str(rank):
             hazards.append(hazard("data_race", f"race seen on rank {rank}", rank))
-    elif not target.endswith(".json"):
+    elif target.endswith(".json"):
+        if os.environ.get("FAKE_SCENARIO_VERDICT") == "hazard":
+            hazards.append(hazard("deadlock", "wait-for cycle in the scenario"))
+    else:
         if "after-copy" in (opts.get("--wait"), opts.get("--wait-bwd")):
             hazards.append(hazard("data_race", "RAW on amax_history vs amax all-reduce"))
         if opts.get("--comm") == "shared" and opts.get("--amax-order") == "rank-dependent":
             hazards.append(hazard("ordering_hazard", "amax vs gradient order differs"))
     complete = strategy == "exhaustive" and dp <= 8
+    cut_short = strategy == "exhaustive" or (
+        target.endswith(".json") and os.environ.get("FAKE_SCENARIO_VERDICT") == "inconclusive")
     verdict = "hazard" if hazards else "proven_clean" if complete else \
-        "inconclusive" if strategy == "exhaustive" else "no_hazard_found"
+        "inconclusive" if cut_short else "no_hazard_found"
     report = {"verdict": verdict, "hazards": hazards,
               "runs": int(opts.get("--runs", opts.get("--max-schedules", 1))),
               "complete": complete,

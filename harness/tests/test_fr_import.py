@@ -220,3 +220,130 @@ def test_two_dumps_of_the_same_rank_are_refused(tmp_path, cli):
     b = fr.write_pickle(tmp_path / "y_rank_3", fr.dump(fr.training()))
     done = import_fr(cli, tmp_path, [a, b])
     assert done.returncode == 2 and "rank 3 already comes from" in done.stderr
+
+
+# ---- the verdict agrees with the exit code; the output folder holds only this run's files ----
+
+def with_send(records, state="started"):
+    """`records` and, after them, a point-to-point send to rank 1 (PyTorch's is_p2p record)."""
+    send = fr.entry(len(records), "0", 0, op="send 0->1", size=1024, state=state,
+                    is_p2p=True, p2p_seq_id=1)
+    return records + [send]
+
+
+def test_a_point_to_point_record_is_never_called_consistent(tmp_path, cli):
+    # rank 0 hangs in a send that rank 1 never matched: the import matches collectives only
+    paths = fr.write_pair(tmp_path, with_send(fr.training()), fr.training())
+    done = import_fr(cli, tmp_path, paths)
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "verdict: consistent" not in done.stdout
+    assert "verdict: INCONCLUSIVE (no divergence found, but 1 point-to-point record(s) " \
+        "(send/recv) are not checked" in done.stdout
+    done, doc = report_json(cli, tmp_path, paths)
+    assert done.returncode == 4 and doc["verdict"] == "inconclusive"
+    assert doc["p2p_ignored"] == 1
+
+
+def test_a_divergence_beside_a_point_to_point_record_is_still_divergent(tmp_path, cli):
+    paths = fr.write_pair(tmp_path, with_send(fr.training(), "completed"),
+                          fr.training(amax_size=9))
+    done, doc = report_json(cli, tmp_path, paths)
+    assert done.returncode == 1 and doc["verdict"] == "divergent"
+
+
+@pytest.mark.parametrize("sim_verdict, code, verdict, line", [
+    ("hazard", 1, "hazard", "verdict: HAZARD (the dumps show no divergence, but the simulator "
+                            "finds deadlock in the converted scenario)"),
+    ("inconclusive", 4, "inconclusive", "verdict: INCONCLUSIVE (no divergence found, but the "
+                                        "simulator's check of the converted scenario was cut "
+                                        "short)"),
+])
+def test_what_the_simulator_finds_is_in_the_verdict_as_in_the_exit_code(
+        tmp_path, cli, fake_bin, monkeypatch, sim_verdict, code, verdict, line):
+    monkeypatch.setenv("FAKE_SCENARIO_VERDICT", sim_verdict)
+    paths = fr.write_pair(tmp_path, fr.training(), fr.training())
+    done = cli("import-fr", *paths, "--out", tmp_path / "out")
+    assert done.returncode == code, done.stdout + done.stderr
+    assert "verdict: consistent" not in done.stdout
+    assert done.stdout.rstrip().splitlines()[-1] == line
+    done = cli("import-fr", *paths, "--out", tmp_path / "out", "--json")
+    doc = json.loads(done.stdout)
+    assert done.returncode == code
+    assert doc["verdict"] == verdict and doc["agreement_verdict"] == "consistent"
+
+
+def test_a_deadlock_the_simulator_finds_over_three_groups_is_not_reported_consistent(tmp_path,
+                                                                                      cli):
+    # A={0,1}, B={1,2}, C={0,2}: each rank issues its two groups in an order that closes a
+    # cycle. Whether the dumps' analysis finds it or only the simulator does, the report's
+    # verdict must say what the exit code says.
+    groups = {"A": ("gA", [0, 1]), "B": ("gB", [1, 2]), "C": ("gC", [0, 2])}
+    firsts = {0: ("A", "C"), 1: ("B", "A"), 2: ("C", "B")}
+    paths = [fr.write_pickle(tmp_path / f"nccl_trace_rank_{r}", fr.dump(
+                 [fr.entry(i, pg, 1, size=64, state="scheduled", desc="g" + pg)
+                  for i, pg in enumerate(order)], ranks=(0, 1, 2), groups=groups))
+             for r, order in firsts.items()]
+    done = cli("import-fr", *paths, "--out", tmp_path / "out")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "verdict: consistent" not in done.stdout
+    done = cli("import-fr", *paths, "--out", tmp_path / "out", "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["verdict"] in ("divergent", "hazard")
+
+
+def test_a_clean_run_names_no_trace_of_an_earlier_run_and_leaves_none(tmp_path, cli):
+    out = tmp_path / "out"
+    (tmp_path / "swapped").mkdir()
+    (tmp_path / "consistent").mkdir()
+    swapped = fr.write_pair(tmp_path / "swapped", fr.training(amax_pg="0"),
+                            fr.training(amax_pg="0", order=("bucket0", "amax", "bucket1")))
+    done = cli("import-fr", *swapped, "--out", out)
+    assert done.returncode == 1 and (out / "trace.jsonl").exists(), done.stdout + done.stderr
+    assert (out / "timeline.perfetto.json").exists()
+    consistent = fr.write_pair(tmp_path / "consistent", fr.training(), fr.training())
+    done = cli("import-fr", *consistent, "--out", out, "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    sim = json.loads(done.stdout)["simulator"]
+    assert sim["verdict"] == "no_hazard_found"
+    assert sim["trace"] is None and sim["perfetto"] is None
+    assert not (out / "trace.jsonl").exists()
+    assert not (out / "timeline.perfetto.json").exists()
+    done = cli("import-fr", *swapped, "--out", out)  # a trace again, then text
+    done = cli("import-fr", *consistent, "--out", out)
+    assert done.returncode == 0 and "trace:" not in done.stdout and "perfetto:" not in \
+        done.stdout, done.stdout
+
+
+def test_a_failed_import_leaves_no_earlier_output_behind(tmp_path, cli):
+    out = tmp_path / "out"
+    swapped = fr.write_pair(tmp_path, fr.training(amax_pg="0"),
+                            fr.training(amax_pg="0", order=("bucket0", "amax", "bucket1")))
+    assert cli("import-fr", *swapped, "--out", out).returncode == 1
+    assert (out / "scenario.json").exists() and (out / "trace.jsonl").exists()
+    bad = tmp_path / "nccl_trace_rank_9"
+    bad.write_bytes(b"")
+    done = cli("import-fr", swapped[0], bad, "--out", out)
+    assert done.returncode == 2 and "empty file" in done.stderr
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_an_unwritable_output_folder_is_bad_input_naming_it(tmp_path, cli):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    paths = fr.write_pair(tmp_path, fr.training(), fr.training())
+    for out in (blocker / "out", blocker):
+        done = import_fr(cli, tmp_path, paths, "--out", out)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert f"--out {out}: cannot write" in done.stderr
+        assert "Traceback" not in done.stderr
+
+
+def test_a_dump_in_place_of_an_output_file_is_refused_not_removed(tmp_path, cli):
+    out = tmp_path / "out"
+    out.mkdir()
+    paths = fr.write_pair(tmp_path, fr.training(), fr.training())
+    inside = out / "scenario.json"
+    inside.write_bytes(paths[1].read_bytes())
+    done = cli("import-fr", paths[0], inside, "--out", out, "--no-simulate")
+    assert done.returncode == 2 and "a dump cannot be one of the output files" in done.stderr
+    assert inside.read_bytes() == paths[1].read_bytes()

@@ -88,7 +88,24 @@ class AgreementReport:
 
     @property
     def undecidable(self) -> bool:
-        return bool(self.missing_ranks) or any(g.undecidable for g in self.groups)
+        return bool(self.undecidable_reasons())
+
+    def undecidable_reasons(self) -> list[str]:
+        """Why part of the job cannot be checked, one line each; empty when all of it was.
+        Point-to-point records (send/recv) are counted by fr-scan but matched by nothing (nor
+        kept in the scenario): a hung send is as invisible to the import as a missing dump."""
+        reasons = []
+        if self.missing_ranks:
+            reasons.append(f"no dump for rank(s) {ranks_text(self.missing_ranks)}")
+        undecidable = [g.name for g in self.groups if g.undecidable]
+        if undecidable:
+            reasons.append("part of group(s) " + ", ".join(undecidable[:8]) +
+                           (f" and {len(undecidable) - 8} more" if len(undecidable) > 8 else "") +
+                           " is undecidable")
+        if self.p2p_ignored:
+            reasons.append(f"{self.p2p_ignored} point-to-point record(s) (send/recv) are not "
+                           "checked: the import matches collectives only")
+        return reasons
 
     @property
     def verdict(self) -> str:
@@ -102,6 +119,30 @@ class AgreementReport:
         return sorted(self.divergences, key=lambda d: (
             d.time_ns is None, d.time_ns or 0, d.seq if d.seq is not None else -1,
             len(d.group), d.group))
+
+
+def outcome(report: AgreementReport, sim: dict | None = None,
+            sim_error: str | None = None) -> tuple[str, list[str]]:
+    """The import's verdict and why, from the dumps' findings and the simulator's check of the
+    converted scenario (None when it did not run): 'divergent' (a divergence in the dumps),
+    'hazard' (none there, but the simulator finds a hazard), 'inconclusive' (part of the job is
+    undecidable, or the simulation was cut short or failed) or 'consistent'. The exit code
+    follows it (EXIT_CODES), so the report and the exit code never disagree."""
+    if report.divergences:
+        return "divergent", []
+    if sim is not None and sim["verdict"] == "hazard":
+        kinds = ", ".join(sim["hazard_kinds"]) or "a hazard"
+        return "hazard", [f"the dumps show no divergence, but the simulator finds {kinds} in "
+                          "the converted scenario"]
+    reasons = report.undecidable_reasons()
+    if sim is not None and sim["verdict"] == "inconclusive":
+        reasons.append("the simulator's check of the converted scenario was cut short")
+    if sim_error:
+        reasons.append("the simulator could not check the converted scenario")
+    return ("inconclusive", reasons) if reasons else ("consistent", [])
+
+
+EXIT_CODES = {"consistent": 0, "divergent": 1, "hazard": 1, "inconclusive": 4}
 
 
 def ranks_text(ranks) -> str:
@@ -145,4 +186,5 @@ def check(scan: Scan) -> AgreementReport:
                            missing_ranks=d["missing_ranks"])
 
 
-__all__ = ["AgreementReport", "Divergence", "Finding", "GroupReport", "Record", "check"]
+__all__ = ["EXIT_CODES", "AgreementReport", "Divergence", "Finding", "GroupReport", "Record",
+           "check", "outcome"]

@@ -12,7 +12,7 @@ import sys
 import time
 
 from .. import atomic, program
-from ..errors import EXIT_CLEAN, EXIT_HAZARD, EXIT_INCONCLUSIVE, EXIT_INTERNAL, ProgramError
+from ..errors import EXIT_INTERNAL, InputError, ProgramError
 from . import agreement, dump, render, scenario
 
 HELP = """\
@@ -24,9 +24,13 @@ Pickles are loaded with a loader that refuses every global, so a dump cannot run
 
 It writes OUT/scenario.json (the last --window collectives of each group up to its first
 divergence, as an explicit amaxcheck scenario) and, when the program is built, checks it with
-the simulator: OUT/trace.jsonl and OUT/timeline.perfetto.json.
-Exit 0: consistent; 1: a divergence; 2: a bad dump; 3: an internal error; 4: inconclusive (a
-rank has no dump, or a group's part is undecidable, and no divergence was found).
+the simulator: when it finds a hazard, OUT/trace.jsonl and OUT/timeline.perfetto.json (a
+clean check writes no trace). A run first removes these files of an earlier run from OUT.
+Point-to-point records (send/recv) are not matched: a job that has any is at best inconclusive.
+Exit 0: consistent; 1: a divergence, or a hazard the simulator finds in the converted scenario
+(verdict HAZARD); 2: a bad dump or an unwritable --out; 3: an internal error; 4: inconclusive
+(a rank has no dump, a group's part is undecidable, the job has point-to-point records, or the
+simulation was cut short, and nothing was found).
 """
 
 
@@ -68,19 +72,45 @@ def _positive(text: str) -> int:
     return value
 
 
+OUTPUTS = ("scenario.json", "trace.jsonl", "timeline.perfetto.json")  # what a run writes
+
+
+def prepare_out(out: pathlib.Path, dumps: list[pathlib.Path]):
+    """Creates the output folder and removes what an earlier run wrote there (OUTPUTS), so that
+    nothing in it, or named by the report, is stale: a clean check writes no trace, and a run
+    that fails leaves none of an earlier run's files behind. InputError (exit 2) names the
+    folder when it cannot be written, or a dump that is one of the files a run replaces."""
+    targets = [out / name for name in OUTPUTS]
+    resolved = {t.resolve(): t for t in targets}
+    for d in dumps:
+        if d.resolve() in resolved:
+            raise InputError(f"{d}: a dump cannot be one of the output files "
+                             f"(--out {out} writes {resolved[d.resolve()].name}); "
+                             "choose another --out")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for t in targets:
+            t.unlink(missing_ok=True)
+    except OSError as err:
+        raise InputError(f"--out {out}: cannot write the output folder there: "
+                         f"{err.strerror or err}") from None
+
+
 def simulate(scenario_path: pathlib.Path, out: pathlib.Path) -> dict:
-    """Checks the converted scenario with the simulator; its verdict and the files it wrote."""
+    """Checks the converted scenario with the simulator; its verdict and the files it wrote.
+    The trace is the one the check's report names (a clean check writes none), so a file of an
+    earlier run is never presented as this one's."""
     binary = program.program_path()
-    trace = out / "trace.jsonl"
     done = program.run([binary, "check", scenario_path, "--strategy", "random", "--runs", "1",
-                        "--seed", "1", "--trace-out", trace, "--json"], timeout_s=600)
+                        "--seed", "1", "--trace-out", out / "trace.jsonl", "--json"],
+                       timeout_s=600)
     report = program.read_check_report(done)
+    trace = report.trace if report.trace and pathlib.Path(report.trace).is_file() else None
     result = {"verdict": report.verdict, "hazard_kinds": report.hazard_kinds,
-              "hazards": [h.summary for h in report.hazards],
-              "trace": str(trace) if trace.exists() else report.trace, "perfetto": None}
-    if result["trace"]:
+              "hazards": [h.summary for h in report.hazards], "trace": trace, "perfetto": None}
+    if trace:
         perfetto = out / "timeline.perfetto.json"
-        exported = program.run([binary, "export", result["trace"], "--perfetto", perfetto],
+        exported = program.run([binary, "export", trace, "--perfetto", perfetto],
                                timeout_s=600)
         if exported.returncode == 0 and perfetto.exists():
             result["perfetto"] = str(perfetto)
@@ -107,6 +137,7 @@ def run(args) -> int:
     # collector would only walk them; reference counting frees everything the import drops.
     gc.disable()
     phases = _Phases(args.timings)
+    prepare_out(args.out, args.dumps)
     scan = dump.load_dumps(args.dumps, args.format, args.kernels, args.window)
     phases.done("read, align and match (fr-scan)")
     report = agreement.check(scan)
@@ -114,7 +145,11 @@ def run(args) -> int:
     doc = scenario.build(scan, report, args.kernels,
                          source="import-fr " + " ".join(str(p) for p in args.dumps))
     scenario_path = args.out / "scenario.json"
-    atomic.write_text(scenario_path, json.dumps(doc, indent=1) + "\n")
+    try:
+        atomic.write_text(scenario_path, json.dumps(doc, indent=1) + "\n")
+    except OSError as err:
+        raise InputError(f"--out {args.out}: cannot write {scenario_path}: "
+                         f"{err.strerror or err}") from None
     phases.done("scenario")
     sim, sim_error = None, None
     if not args.no_simulate and os.environ.get("AMAXCHECK_BIN"):
@@ -123,30 +158,21 @@ def run(args) -> int:
         except ProgramError as err:
             sim_error = str(err)
     if args.json:
-        out = render.document(scan.dumps, report)
+        out = render.document(scan.dumps, report, sim, sim_error)
         out["scenario"] = str(scenario_path)
         out["scenario_window"] = {g: list(w) for g, w in scan.windows.items()}
         out["simulator"] = sim if sim else ({"error": sim_error} if sim_error else None)
         print(json.dumps(out, indent=1))
     else:
-        print(render.text(scan.dumps, report, args.frames, args.verbose))
-        print(f"scenario: {scenario_path}")
-        if sim:
-            kinds = ", ".join(sim["hazard_kinds"]) or "no hazard"
-            print(f"simulator: {sim['verdict']} ({kinds})")
-            if sim["trace"]:
-                print(f"  trace: {sim['trace']}  (amaxcheck replay {sim['trace']})")
-            if sim["perfetto"]:
-                print(f"  perfetto: {sim['perfetto']}  (open in ui.perfetto.dev)")
+        print(render.text(scan.dumps, report, args.frames, args.verbose, scenario=scenario_path,
+                          sim=sim, sim_error=sim_error))
     phases.done("simulate and report")
     if sim_error:
         print(f"import-fr: the simulator could not check the converted scenario: {sim_error}",
               file=sys.stderr)
         return EXIT_INTERNAL
-    diverged = bool(report.divergences) or (sim is not None and sim["verdict"] == "hazard")
-    if diverged:
-        return EXIT_HAZARD
-    # Missing dumps, undecidable groups, or a simulation a cap cut short: not clean.
-    if report.undecidable or (sim is not None and sim["verdict"] == "inconclusive"):
-        return EXIT_INCONCLUSIVE
-    return EXIT_CLEAN
+    # The report's verdict and the exit code come from the same place: a hazard the simulator
+    # finds is exit 1 and the verdict says so; missing dumps, undecidable groups, unchecked
+    # point-to-point records or a simulation a cap cut short are never clean.
+    verdict, _ = agreement.outcome(report, sim)
+    return agreement.EXIT_CODES[verdict]

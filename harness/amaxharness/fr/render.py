@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import collections
 
-from .agreement import AgreementReport, Divergence, ranks_text
+from .agreement import AgreementReport, Divergence, outcome, ranks_text
 
 BRIEF_GROUPS = 16  # up to this many groups, each gets its line without --verbose
 BRIEF_LIST = 8  # knock-on divergences and deviating ranks listed without --verbose
@@ -90,7 +90,10 @@ def _summary(groups: list) -> str:
                                                  if counts[k])
 
 
-def text(dumps, report: AgreementReport, frames: int = 8, verbose: bool = False) -> str:
+def text(dumps, report: AgreementReport, frames: int = 8, verbose: bool = False,
+         scenario=None, sim: dict | None = None, sim_error: str | None = None) -> str:
+    """The report; `scenario`, `sim` and `sim_error` (command.simulate) are this run's, and only
+    files this run wrote are named. The verdict line is agreement.outcome's, as is the exit."""
     versions = sorted({d.version for d in dumps})
     backends = sorted({g.backend for g in report.groups}) or ["unknown"]
     out = [f"import-fr: {len(dumps)} dump(s) (ranks {ranks_text(d.rank for d in dumps)}), "
@@ -133,17 +136,33 @@ def text(dumps, report: AgreementReport, frames: int = 8, verbose: bool = False)
                        "--kernels serialized says otherwise)")
             out += divergence_lines(inv, frames, verbose)
     if report.p2p_ignored:
-        out.append(f"note: {report.p2p_ignored} point-to-point record(s) were not matched")
+        out.append(f"note: {report.p2p_ignored} point-to-point record(s) (send/recv) were not "
+                   "matched: the import checks collectives only")
     out += [f"note: {n}" for n in report.notes]
-    n = len(report.divergences)
-    if n:
-        out.append(f"verdict: DIVERGENT ({n} divergence{'s' if n > 1 else ''})")
-    elif report.undecidable:
-        out.append("verdict: INCONCLUSIVE (no divergence found, but part of the job is "
-                   "undecidable: see above)")
-    else:
-        out.append("verdict: consistent")
+    if scenario is not None:
+        out.append(f"scenario: {scenario}")
+    if sim:
+        kinds = ", ".join(sim["hazard_kinds"]) or "no hazard"
+        out.append(f"simulator: {sim['verdict']} ({kinds})")
+        if sim["trace"]:
+            out.append(f"  trace: {sim['trace']}  (amaxcheck replay {sim['trace']})")
+        if sim["perfetto"]:
+            out.append(f"  perfetto: {sim['perfetto']}  (open in ui.perfetto.dev)")
+    out.append(verdict_line(report, sim, sim_error))
     return "\n".join(out)
+
+
+def verdict_line(report: AgreementReport, sim: dict | None = None,
+                 sim_error: str | None = None) -> str:
+    verdict, reasons = outcome(report, sim, sim_error)
+    if verdict == "divergent":
+        n = len(report.divergences)
+        return f"verdict: DIVERGENT ({n} divergence{'s' if n > 1 else ''})"
+    if verdict == "hazard":
+        return f"verdict: HAZARD ({'; '.join(reasons)})"
+    if verdict == "inconclusive":
+        return f"verdict: INCONCLUSIVE (no divergence found, but {'; '.join(reasons)})"
+    return "verdict: consistent"
 
 
 def _record_json(r) -> dict:
@@ -166,8 +185,10 @@ def _divergence_json(d: Divergence) -> dict:
                         for r, recs in sorted(d.records.items())}}
 
 
-def document(dumps, report: AgreementReport) -> dict:
+def document(dumps, report: AgreementReport, sim: dict | None = None,
+             sim_error: str | None = None) -> dict:
     ordered = report.ordered_divergences()
+    verdict, reasons = outcome(report, sim, sim_error)
     return {
         "dumps": [{"rank": d.rank, "path": str(d.path), "version": d.version,
                    "records": d.records, "wrapped": d.wrapped}
@@ -189,5 +210,8 @@ def document(dumps, report: AgreementReport) -> dict:
         "order_inversions": [_divergence_json(d) for d in report.inversions],
         "p2p_ignored": report.p2p_ignored,
         "notes": report.notes,
-        "verdict": report.verdict,
+        # the dumps' own verdict, and the import's (with the simulator's check; as the exit)
+        "agreement_verdict": report.verdict,
+        "verdict": verdict,
+        "verdict_reasons": reasons,
     }
