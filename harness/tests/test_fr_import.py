@@ -347,3 +347,31 @@ def test_a_dump_in_place_of_an_output_file_is_refused_not_removed(tmp_path, cli)
     done = cli("import-fr", paths[0], inside, "--out", out, "--no-simulate")
     assert done.returncode == 2 and "a dump cannot be one of the output files" in done.stderr
     assert inside.read_bytes() == paths[1].read_bytes()
+
+
+# ---- rooted collectives: only the root records a gather's output or a scatter's input ----
+
+def rooted(records, op, side, size=4):
+    """`records` and, after them, the root's record of a gather (or scatter) on the default
+    group: it alone records the list of every rank's tensor on `side` ('output_sizes' for a
+    gather, 'input_sizes' for a scatter)."""
+    record = fr.entry(len(records), "0", 7, op=op, size=size)
+    record[side] = [[size], [size]]
+    record[side.replace("sizes", "dtypes")] = ["Float", "Float"]
+    return records + [record]
+
+
+@pytest.mark.parametrize("op, side", [("gather", "output_sizes"), ("scatter", "input_sizes")])
+def test_the_root_s_side_of_a_gather_or_scatter_is_not_a_size_or_dtype_mismatch(
+        tmp_path, cli, op, side):
+    # Once a size and a dtype mismatch (exit 1): rank 1 records the root's side empty.
+    root = rooted(fr.training(), op, side)
+    other = fr.training() + [fr.entry(len(fr.training()), "0", 7, op=op, size=4)]
+    other[-1][side] = []
+    other[-1][side.replace("sizes", "dtypes")] = []
+    done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, root, other))
+    assert done.returncode == 0 and doc["verdict"] == "consistent", done.stdout + done.stderr
+    # The side every rank records is still compared.
+    other[-1]["input_sizes" if side == "output_sizes" else "output_sizes"] = [[5]]
+    done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, root, other))
+    assert done.returncode == 1 and doc["verdict"] == "divergent", done.stdout + done.stderr

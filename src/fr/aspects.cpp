@@ -15,12 +15,18 @@ namespace {
 /// The aspects matched records must agree on, each as an integer per record.
 std::uint64_t aspect_key(const Job& job, Aspect aspect, RecordRef ref) {
   const Signature s = job.signature(ref);
+  const Job::Compared compared = job.compared(ref);
+  // A side the peers need not agree on counts as empty (0) on every rank.
+  const bool inputs = compared != Job::Compared::outputs_only, outputs = compared != Job::Compared::inputs_only;
+  const auto sides = [&](std::uint32_t in, std::uint32_t out) {
+    return (std::uint64_t{inputs ? in : 0} << 32) | (outputs ? out : 0);
+  };
   switch (aspect) {
     case Aspect::operations: return s.op;
     case Aspect::sizes:
-      return job.sizes_may_differ(ref) ? std::numeric_limits<std::uint64_t>::max()
-                                       : (std::uint64_t{s.input_sizes} << 32) | s.output_sizes;
-    case Aspect::dtypes: return (std::uint64_t{s.input_dtypes} << 32) | s.output_dtypes;
+      return compared == Job::Compared::no_sizes ? std::numeric_limits<std::uint64_t>::max()
+                                                 : sides(s.input_sizes, s.output_sizes);
+    case Aspect::dtypes: return sides(s.input_dtypes, s.output_dtypes);
     case Aspect::states: return static_cast<std::uint64_t>(s.state);
   }
   return 0;

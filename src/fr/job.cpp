@@ -42,10 +42,16 @@ Job::Job(std::vector<Dump> dumps) : dumps_(std::move(dumps)) {
     op_of_[i] = colon == std::string::npos ? static_cast<std::uint32_t>(i) : intern_text(name.substr(colon + 1));
     backend_of_[i] = colon == std::string::npos ? intern_text("") : intern_text(name.substr(0, colon));
   }
-  all_to_all_.assign(texts_.size(), 0);
+  compared_.assign(texts_.size(), Compared::both);
   for (std::size_t i = 0; i < texts_.size(); ++i) {
     const std::string& t = texts_[i];
-    all_to_all_[i] = t.find("all_to_all") != std::string::npos || t.find("alltoall") != std::string::npos;
+    if (t.find("all_to_all") != std::string::npos || t.find("alltoall") != std::string::npos) {
+      compared_[i] = Compared::no_sizes;
+    } else if (t == "gather") {
+      compared_[i] = Compared::inputs_only;
+    } else if (t == "scatter") {
+      compared_[i] = Compared::outputs_only;
+    }
   }
 }
 

@@ -43,8 +43,12 @@ class Job {
   Signature signature(RecordRef r) const;
   /// The profiling name's backend prefix ('nccl' in 'nccl:all_reduce'; '' when it has none).
   std::string_view backend(RecordRef r) const;
-  /// all_to_all splits may legitimately differ per rank: their sizes are not compared.
-  bool sizes_may_differ(RecordRef r) const { return all_to_all_[signature(r).op] != 0; }
+  /// What the members of a collective must agree on, in sizes and dtypes. all_to_all splits may
+  /// legitimately differ per rank: no size is compared. A gather's output (the gathered list) is
+  /// the root's alone, and a scatter's input: every other rank records it empty. PyTorch's
+  /// fr_trace leaves the same out.
+  enum class Compared : std::uint8_t { both, no_sizes, inputs_only, outputs_only };
+  Compared compared(RecordRef r) const { return compared_[signature(r).op]; }
 
  private:
   std::uint32_t intern(const std::string& text);
@@ -52,7 +56,7 @@ class Job {
   std::vector<Dump> dumps_;
   std::vector<std::string> texts_;
   std::vector<std::uint32_t> op_of_, backend_of_;  // by job-wide text id
-  std::vector<std::uint8_t> all_to_all_;           // by job-wide text id of an op
+  std::vector<Compared> compared_;                 // by job-wide text id of an op
   std::vector<std::vector<std::uint32_t>> text_ids_, shape_ids_, list_ids_;  // per dump, per table index
 };
 
