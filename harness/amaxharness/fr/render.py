@@ -108,7 +108,8 @@ def text(dumps, report: AgreementReport, frames: int = 8, verbose: bool = False,
         out.append(f"root cause: {_where(root)}:")
         out += divergence_lines(root, frames, verbose)
         if root.other and root.deadlocks:
-            out.append("  with serialized collective kernels (NCCL < 2.26) this deadlocks")
+            # A hazard of the order, not a claim about this run: the states above say whether it hung.
+            out.append("  with serialized collective kernels (NCCL < 2.26) this order can deadlock")
         if rest:
             kinds = collections.Counter(k for d in rest for k in d.kinds)
             out.append(f"after it: {len(rest)} more divergence(s) (" +
