@@ -60,6 +60,62 @@ RaceDetector::RaceDetector(const Scenario& scenario, RaceAccesses accesses) : sc
     if (op_access_begin_.back() != op_accesses_.size()) racing_ops_.insert(static_cast<std::uint32_t>(n));
   }
   op_access_begin_.push_back(static_cast<std::uint32_t>(op_accesses_.size()));
+  find_group_conflicts();
+}
+
+void RaceDetector::find_group_conflicts() {
+  // The ops of each group (a run of consecutive p2p ops of one thread with one nonzero group),
+  // by OpSite::number, and each pair of them compared.
+  std::vector<std::pair<std::uint32_t, const Op*>> group;
+  const auto compare_group = [&] {
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        const Op& a = *group[j].second;
+        const Op& b = *group[i].second;
+        const bool a_writes = a.kind == OpKind::recv, b_writes = b.kind == OpKind::recv;
+        if (!a_writes && !b_writes) continue;
+        const Range& ra = a_writes ? a.writes.at(0) : a.reads.at(0);
+        const Range& rb = b_writes ? b.writes.at(0) : b.reads.at(0);
+        if (!ra.overlaps(rb)) continue;
+        if (group_slot_.empty()) group_slot_.assign(racing_ops_.size(), kNone);
+        for (const auto& [n, partner, mine, theirs, mine_write, theirs_write] :
+             {std::tuple{group[j].first, group[i].first, ra, rb, a_writes, b_writes},
+              std::tuple{group[i].first, group[j].first, rb, ra, b_writes, a_writes}}) {
+          if (group_slot_[n] == kNone) {
+            group_slot_[n] = static_cast<std::uint32_t>(group_conflicts_.size());
+            group_conflicts_.emplace_back();
+          }
+          group_conflicts_[group_slot_[n]].push_back(GroupConflict{partner, mine, theirs, mine_write, theirs_write});
+          racing_ops_.insert(n);
+        }
+      }
+    }
+    group.clear();
+  };
+  const Op* previous = nullptr;
+  for_each_op(scenario_, [&](std::uint32_t n, const OpRef& ref, const Op& op) {
+    const bool grouped = is_p2p(op.kind) && op.group != 0;
+    const bool continues = grouped && ref.index > 0 && previous != nullptr && previous->group == op.group && is_p2p(previous->kind);
+    if (!continues) compare_group();
+    if (grouped) group.emplace_back(n, &op);
+    previous = &op;
+  });
+  compare_group();
+  group_sites_.assign(group_conflicts_.size(), kNone);
+}
+
+void RaceDetector::race_within_group(const AccessEvent& event, std::uint32_t n, std::uint32_t site) {
+  const std::uint32_t slot = group_slot_[n];
+  for (const GroupConflict& c : group_conflicts_[slot]) {
+    const std::uint32_t partner_site = group_sites_[group_slot_[c.partner]];
+    if (partner_site == kNone) continue;  // the partner accesses later: it reports the pair
+    Access earlier;
+    earlier.range = c.theirs;
+    earlier.site = partner_site;
+    earlier.write = c.theirs_write ? 1 : 0;
+    report(earlier, event, c.mine, c.mine_write, "ops of one ncclGroup, which NCCL runs concurrently");
+  }
+  group_sites_[slot] = site;
 }
 
 std::vector<bool> RaceDetector::may_race_with_another(const std::vector<OpAccess>& accesses,
@@ -100,6 +156,7 @@ std::vector<bool> RaceDetector::may_race_with_another(const std::vector<OpAccess
 
 void RaceDetector::reset() {
   for (History& history : history_) history.size = 0;
+  std::fill(group_sites_.begin(), group_sites_.end(), kNone);
   sites_.clear();
   reported_.clear();
   hazards_.clear();
@@ -146,9 +203,11 @@ void RaceDetector::reset() {
 void RaceDetector::on_access(const AccessEvent& event) {
   const std::uint32_t n = event.site.number;
   AMAX_CHECK(n + std::size_t{1} < op_access_begin_.size(), "an access by an op the scenario does not have");
-  if (op_access_begin_[n] == op_access_begin_[n + 1]) return;  // none of its accesses can race
+  const bool in_group = !group_slot_.empty() && group_slot_[n] != kNone;
+  if (op_access_begin_[n] == op_access_begin_[n + 1] && !in_group) return;  // none of its accesses can race
   const auto site = static_cast<std::uint32_t>(sites_.size());
   sites_.push_back(event.site);
+  if (in_group) race_within_group(event, n, site);
   for (std::uint32_t k = op_access_begin_[n]; k < op_access_begin_[n + 1]; ++k) {
     const OpAccess& access = op_accesses_[k];
     AMAX_CHECK(access.row != kNoRow, "an access to a buffer the scenario does not have");
@@ -156,7 +215,8 @@ void RaceDetector::on_access(const AccessEvent& event) {
   }
 }
 
-void RaceDetector::report(const Access& earlier, const AccessEvent& later, const Range& range, bool write) {
+void RaceDetector::report(const Access& earlier, const AccessEvent& later, const Range& range, bool write,
+                          const char* why) {
   const OpSite& earlier_site = sites_[earlier.site];
   auto key = std::make_pair(std::make_pair(earlier_site.ref.rank, op_id(earlier_site.ref)),
                             std::make_pair(later.site.ref.rank, op_id(later.site.ref)));
@@ -168,9 +228,9 @@ void RaceDetector::report(const Access& earlier, const AccessEvent& later, const
   Hazard h;
   h.kind = HazardKind::data_race;
   h.subject = buffer.name;
-  h.summary = fmt::format("{} race on rank {} buffer {}[{}..{}) between {} ({}) and {} ({}), with no happens-before",
-                          kind, later.rank, buffer.name, lo, hi, earlier_site.op->name, earlier_site.lane,
-                          later.site.op->name, later.site.lane);
+  h.summary = fmt::format("{} race on rank {} buffer {}[{}..{}) between {} ({}) and {} ({}), {}", kind, later.rank,
+                          buffer.name, lo, hi, earlier_site.op->name, earlier_site.lane, later.site.op->name,
+                          later.site.lane, why);
   h.participants = {participant_at(earlier_site), participant_at(later.site)};
   h.participants[0].access = earlier.write ? amaxcheck::Access::write : amaxcheck::Access::read;
   h.participants[1].access = write ? amaxcheck::Access::write : amaxcheck::Access::read;

@@ -56,7 +56,29 @@ class RaceDetector final : public Detector {
   };
   static constexpr std::uint32_t kNoRow = ~std::uint32_t{0};
   void check_and_record(const AccessEvent& event, History& history, const Range& range, bool write, std::uint32_t site);
-  void report(const Access& earlier, const AccessEvent& later, const Range& range, bool write);
+  void report(const Access& earlier, const AccessEvent& later, const Range& range, bool write,
+              const char* why = "with no happens-before");
+
+  /// Races within one ncclGroup. NCCL runs the ops of a group concurrently, so two of its ops on
+  /// one rank that access overlapping ranges, one of them a write (an in-place ring shift: send
+  /// x, recv into x), always race, though they share a stream and its clock orders them.
+  /// A conflict of op `partner` with the op it is listed under: the op's range and the
+  /// partner's, each a write or not.
+  struct GroupConflict {
+    std::uint32_t partner = 0;
+    Range mine, theirs;
+    bool mine_write = false, theirs_write = false;
+  };
+  /// Finds them once per scenario, adding their ops to racing_ops_.
+  void find_group_conflicts();
+  /// Reports the conflicts of op `n` with partners that accessed earlier in this run, and
+  /// records its own access (`site`) for the partners to come.
+  void race_within_group(const AccessEvent& event, std::uint32_t n, std::uint32_t site);
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  /// Per op: its slot in group_conflicts_ / group_sites_, or kNone (empty when no group conflicts).
+  std::vector<std::uint32_t> group_slot_;
+  std::vector<std::vector<GroupConflict>> group_conflicts_;  ///< per slot
+  std::vector<std::uint32_t> group_sites_;  ///< per slot: this run's sites_ index of its access, or kNone
 
   const Scenario& scenario_;
   /// Per rank: its first buffer's row in history_; one past the last rank's last row at the end.

@@ -121,6 +121,27 @@ TEST(P2pLitmus, a_recv_orders_the_senders_writes_before_the_receivers_reads) {
 }
 
 
+TEST(P2pLitmus, a_group_that_sends_a_buffer_and_receives_into_it_races_with_itself) {
+  // NCCL runs a group's ops concurrently: the recv may overwrite x before the send has read it
+  // (an in-place exchange). Both ops are on one stream, whose clock orders them, so only the
+  // group's own check finds it. Receiving into another buffer is the clean exchange above.
+  TwoRanks w;
+  for (RankId r : {0u, 1u}) {
+    const std::uint32_t peer = 1 - r;
+    w.b.op(r, 0, ScenarioBuilder::send(w.s[r], w.comm, peer, {w.out[r], 0, 1}, "send_x", 1));
+    w.b.op(r, 0, ScenarioBuilder::recv(w.s[r], w.comm, peer, {w.out[r], 0, 1}, "recv_into_x", 1));
+  }
+  bool always = true;
+  std::string seen;
+  explore_all(w.b.build(), [&](const litmus::Outcome& o) {
+    always &= has(o.hazards, HazardKind::data_race);
+    seen = litmus::describe(o.hazards);
+  });
+  EXPECT_TRUE(always) << seen;
+  EXPECT_NE(seen.find("ops of one ncclGroup"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("buffer out[0..1)"), std::string::npos) << seen;
+}
+
 TEST(P2pLitmus, a_grouped_recv_writes_at_its_own_pair_s_completion_not_at_the_group_s_join) {
   // Once, every op of a group was an access at the group's join: the first pair to complete
   // handed that clock to rank 0, whose forward then covered recv_y's write, and the read of y
