@@ -44,7 +44,7 @@ struct CheckArgs {
 sched::ExploreOptions explore_options(const CheckArgs& args) {
   sched::ExploreOptions o;
   const sched::StrategyEntry& entry = sched::strategy_entry(args.strategy);
-  sched::check_strategy_args(args.strategy_args);
+  sched::check_strategy_args(entry, args.strategy_args);
   o.strategy = entry.name;
   o.args = args.strategy_args;
   o.seed = args.seed;

@@ -68,15 +68,23 @@ std::string strategy_choices() {
   return out;
 }
 
-void check_strategy_args(const StrategyArgs& args) {
+void check_strategy_args(const StrategyEntry& chosen, const StrategyArgs& args) {
   for (const auto& [name, value] : args.given()) {
     const StrategyParam* found = nullptr;
+    const StrategyEntry* owner = nullptr;
     for (const StrategyEntry& entry : strategy_table()) {
       for (const StrategyParam& param : entry.params) {
-        if (name == param.name) found = &param;
+        if (name == param.name) {
+          found = &param;
+          owner = &entry;
+        }
       }
     }
     if (found == nullptr) throw InputError(fmt::format("--{}: no strategy has this parameter", name));
+    if (owner != &chosen) {
+      throw InputError(fmt::format("--{}: a parameter of --strategy {}, not of --strategy {}, which would ignore it", name,
+                                   owner->name, chosen.name));
+    }
     check_param_value(*found, value);
   }
 }

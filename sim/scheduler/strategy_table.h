@@ -49,8 +49,10 @@ const StrategyEntry* find_strategy(std::string_view name);
 const StrategyEntry& strategy_entry(std::string_view name);
 /// "random | pct | exhaustive | timed": the choices, for help and error messages.
 std::string strategy_choices();
-/// Checks every value in `args`: it names a parameter of some strategy and is a value of its
-/// type (InputError "--<name>: expected ..., got ..." otherwise).
-void check_strategy_args(const StrategyArgs& args);
+/// Checks every value in `args`: it names a parameter of `chosen`, the strategy that runs, and
+/// is a value of its type (InputError "--<name>: expected ..., got ..." otherwise). Another
+/// strategy's parameter is refused too, naming its strategy: it would be silently ignored
+/// (`--strategy random --depth 3` is no PCT search).
+void check_strategy_args(const StrategyEntry& chosen, const StrategyArgs& args);
 
 }  // namespace amaxcheck::sched

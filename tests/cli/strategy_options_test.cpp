@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli/commands.h"
@@ -45,6 +46,17 @@ TEST(StrategyOptions, values_reach_the_strategy) {
   ASSERT_EQ(timed.code, exit_clean) << timed.err;
   EXPECT_LT(nlohmann::json::parse(timed.out)["timing"]["iteration_time_us"],
             nlohmann::json::parse(slower.out)["timing"]["iteration_time_us"]);
+}
+
+TEST(StrategyOptions, another_strategy_s_parameter_is_exit_2_naming_its_strategy) {
+  // Once silently ignored: `--strategy random --depth 3` ran plain random runs.
+  for (const auto& [strategy, option, value] : {std::tuple{"random", "--depth", "3"}, {"pct", "--max-schedules", "9"},
+                                                {"exhaustive", "--alpha-us", "5"}}) {
+    const Ran r = amaxcheck(with(target, {"--strategy", strategy, option, value}));
+    EXPECT_EQ(r.code, exit_bad_input) << strategy << " " << option << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(std::string(option) + ": a parameter of --strategy "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(std::string("not of --strategy ") + strategy), std::string::npos) << r.err;
+  }
 }
 
 TEST(StrategyOptions, a_bad_value_is_exit_2_naming_the_option) {

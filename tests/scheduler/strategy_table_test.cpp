@@ -95,7 +95,7 @@ TEST(StrategyTable, the_timed_defaults_are_the_cost_models) {
 TEST(StrategyTable, a_malformed_value_is_an_input_error_naming_the_option) {
   StrategyArgs args;
   args.set("collective-algo", "mesh");
-  EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }),
+  EXPECT_EQ(input_error_of([&] { check_strategy_args(strategy_entry("timed"), args); }),
             "--collective-algo: expected auto|ring|tree|nvls, got \"mesh\"");
   ExploreOptions timed = options_for("timed");
   timed.args.set("bus-gbps", 0.0);
@@ -103,10 +103,14 @@ TEST(StrategyTable, a_malformed_value_is_an_input_error_naming_the_option) {
             "--bus-gbps: expected a positive number, got \"0\"");
   args = {};
   args.set("depth", "two");
-  EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }), "--depth: expected a whole number >= 0, got \"two\"");
+  EXPECT_EQ(input_error_of([&] { check_strategy_args(strategy_entry("pct"), args); }),
+            "--depth: expected a whole number >= 0, got \"two\"");
+  EXPECT_EQ(input_error_of([&] { check_strategy_args(strategy_entry("random"), args); }),
+            "--depth: a parameter of --strategy pct, not of --strategy random, which would ignore it");
   args = {};
   args.set("bound", 1);
-  EXPECT_EQ(input_error_of([&] { check_strategy_args(args); }), "--bound: no strategy has this parameter");
+  EXPECT_EQ(input_error_of([&] { check_strategy_args(strategy_entry("pct"), args); }),
+            "--bound: no strategy has this parameter");
   ExploreOptions options = options_for("pct");
   options.args.set("depth", "-1");
   EXPECT_EQ(input_error_of([&] { explore(testing::wait_after_copy(2), options); }),
