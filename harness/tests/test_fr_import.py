@@ -375,3 +375,13 @@ def test_the_root_s_side_of_a_gather_or_scatter_is_not_a_size_or_dtype_mismatch(
     other[-1]["input_sizes" if side == "output_sizes" else "output_sizes"] = [[5]]
     done, doc = report_json(cli, tmp_path, fr.write_pair(tmp_path, root, other))
     assert done.returncode == 1 and doc["verdict"] == "divergent", done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("rank", ["1", -1, 1 << 20, 1.0])
+def test_a_rank_field_that_is_not_a_rank_is_bad_input_naming_it(tmp_path, cli, rank):
+    # Once ignored for the number in the file name: the dump was read as another rank's.
+    paths = [fr.write_pickle(tmp_path / "nccl_trace_rank_0", fr.dump(fr.training(), rank=rank)),
+             fr.write_pickle(tmp_path / "nccl_trace_rank_1", fr.dump(fr.training()))]
+    done = import_fr(cli, tmp_path, paths)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "nccl_trace_rank_0.rank: expected a rank from 0 to 1048575" in done.stderr

@@ -349,9 +349,15 @@ Dump validate_dump(const Document& doc, const std::string& path, std::int64_t fa
   }
   NodeId version_id = 0, config_id = 0, entries_id = 0;
   dump.version = check_version(doc, lookup(doc, top, "version", &version_id), version_id, path);
-  const Node* rank = lookup(doc, top, "rank");
+  NodeId rank_id = 0;
+  const Node* rank = lookup(doc, top, "rank", &rank_id);
   if (rank && rank->kind == Kind::integer && rank->integer >= 0 && rank->integer < max_rank) {
     dump.rank = rank->integer;
+  } else if (rank) {
+    // Once ignored for the file name's number: a dump that says which rank it is, wrongly, is
+    // not a dump of some other rank.
+    bad(fmt::format("{}.rank: expected a rank from 0 to {}, got {} {}", path, max_rank - 1, python_type_name(rank->kind),
+                    short_value(doc, rank_id)));
   } else {
     dump.rank = rank_from_name(path).value_or(fallback_rank);
   }
