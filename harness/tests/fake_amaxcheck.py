@@ -6,7 +6,7 @@ so the tests can check the harness's orchestration against known answers:
     ordering_hazard; --strategy exhaustive is complete when dp <= 8; --strategy timed adds
     timing figures that grow with log2(dp); an unknown option -> exit 2.
   check SCENARIO.json: clean; writes --trace-out. FAKE_SCENARIO_VERDICT=hazard reports a
-    deadlock for it instead, =inconclusive a check cut short.
+    deadlock for it instead, =inconclusive a check cut short, =crash an internal error (exit 3).
   replay/shrink/export: on fake traces (JSON lines with "step", plus {"hazard": kind} lines).
   fr-scan: runs the real program's (FAKE_AMAXCHECK_REAL, the AMAXCHECK_BIN the fake replaced).
   hazard-kinds --json: a kind table (FAKE_REVERSED_KINDS=1 lists it in reverse order, so a test
@@ -93,6 +93,9 @@ def check(args):
         if os.environ.get("FAKE_GPU_HAZARD_RANK") == str(rank):
             hazards.append(hazard("data_race", f"race seen on rank {rank}", rank))
     elif target.endswith(".json"):
+        if os.environ.get("FAKE_SCENARIO_VERDICT") == "crash":
+            print("internal error: the fake crashed", file=sys.stderr)
+            sys.exit(3)
         if os.environ.get("FAKE_SCENARIO_VERDICT") == "hazard":
             hazards.append(hazard("deadlock", "wait-for cycle in the scenario"))
     else:

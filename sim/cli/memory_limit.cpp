@@ -42,7 +42,7 @@ void MemoryLimit::add_option(CLI::App& sub) {
             if (first == std::string::npos || text[first] != '-') return {};
             return "expected a size of 0 or more (e.g. 8G, 512M; 0 = no limit), got \"" + text + "\"";
           },
-          "SIZE"))
+          ""))
       ->default_str("8G");
 }
 

@@ -50,7 +50,9 @@
 ///
 /// Some dependent pairs can never be reversed: the later step was not enabled until the
 /// earlier one wrote (an op's issue before its execute, a record's execute before the wait
-/// that waits for it, the joins before their completion, a completion before the next join
+/// that waits for it, the joins before their completion (for a send / recv pair, only when no
+/// other pair of the communicator is ready: the complete would otherwise have finished that
+/// one, before either side joined), a completion before the next join
 /// on the communicator, the step that drains a stream before a host synchronization on it).
 /// The engine marks those reads with Touch::needs; they stay dependent (happens-before goes
 /// through them), but the search does not try to reverse them (see path_clocks.h).

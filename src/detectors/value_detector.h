@@ -29,7 +29,8 @@ class ValueDetector final : public Detector {
   const std::vector<Hazard>& hazards() const override { return hazards_; }
   /// Remembers the last op that wrote each checked range: a kernel's at its access, a
   /// collective's or a recv's when it completes (its access is at its join, and a kernel may
-  /// write the range between the two).
+  /// write the range between the two; a grouped recv's access comes in its completion's step,
+  /// just before the completion).
   void on_access(const AccessEvent& event) override;
   void on_complete(const CompleteEvent& event) override;
   void on_finish(const Engine& engine) override;

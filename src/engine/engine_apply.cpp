@@ -385,7 +385,7 @@ struct Applier {
       const RankId peer = comm.members.at(op.peer);
       const bool send = op.kind == OpKind::send;
       P2pPair& pair = st.comms[op.comm].p2p[send ? P2pKey{a.rank, peer, q.seq} : P2pKey{peer, a.rank, q.seq}];
-      (send ? pair.send : pair.recv) = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order, n > 1};
+      (send ? pair.send : pair.recv) = Joined{a.rank, a.lane, q.ref, &op, stream.clock, q.order, n > 1, st.step};
       // A grouped op's access is its pair's completion's (complete_p2p_pair): the pairs of a
       // group complete one by one, and the first to complete hands the stream's clock at the
       // join to its peer, which must not cover what the others read and write later.
@@ -470,6 +470,18 @@ struct Applier {
     for (Observer* o : st.complete_observers) o->on_complete(event);
   }
 
+  /// Whether a pair of `comm` (not the one completing, already taken out) is ready and neither
+  /// of its sides joined at step `join`, so that it need not wait for that join.
+  static bool another_pair_ready_without(const CommState& comm, std::size_t join) {
+    for (const auto& [key, other] : comm.p2p) {
+      if (other.send && other.recv && other.send->joined_at != join && other.recv->joined_at != join &&
+          p2p_disagreement(*other.send->op, *other.recv->op) == nullptr) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /// Completes the first ready send / recv pair of the communicator: the recv's range gets the
   /// send's data, and each side leaves its stream once the ops of its group ahead of it did.
   void complete_p2p_pair(CommId c) {
@@ -483,13 +495,20 @@ struct Applier {
     record_op(pair.send->ref);
     name_op(*pair.send->op);
     record_comm(c, node.key().index);
-    // Every member's slot: which pair completes next depends on every member's joins. The
-    // pair's own sides' joins are needed (Touch::needs) only when no other pair is ready: one
-    // that is could have completed here instead, before either side joined, so the search must
-    // try the complete before them (with another pair ready, the same action does another thing).
-    const bool alone = !touches() || ready_pair(comm) == nullptr;
-    for (RankId member : st.scenario.comms[c].members) {
-      touch(ObjectType::rendezvous, member, c, true, alone && (member == pair.send->rank || member == pair.recv->rank));
+    // Every member's slot: which pair completes next depends on every member's joins. A side's
+    // join is needed (Touch::needs) only when no other pair is ready that could have been ready
+    // without it: the complete could then have run before that join, finishing the other pair
+    // (the same action doing another thing), so the search must try that order. A pair ready
+    // now but started by the same join (a group's other op) needs it too. Pairs leave the ready
+    // set only by completing, so any pair that was ready before is still in the map.
+    if (touches()) {
+      const bool send_needed = !another_pair_ready_without(comm, pair.send->joined_at);
+      const bool recv_needed = !another_pair_ready_without(comm, pair.recv->joined_at);
+      for (RankId member : st.scenario.comms[c].members) {
+        const bool side = member == pair.send->rank || member == pair.recv->rank;
+        const bool needed = side && (member != pair.send->rank || send_needed) && (member != pair.recv->rank || recv_needed);
+        touch(ObjectType::rendezvous, member, c, true, needed);
+      }
     }
     for (const Joined* m : {&*pair.send, &*pair.recv}) {
       RankState& rank = st.ranks[m->rank];
@@ -501,8 +520,14 @@ struct Applier {
       while (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();
       // A grouped op's stream may have moved on (an earlier pair of its group left): join.
       leave_comm(*m, c, all, false);
-      // A grouped op's access, at its own completion (join_p2p), with the stream's clock after it.
-      if (m->grouped) notify_access(m->rank, stream.actor, stream.clock, completed, Action{ActionKind::join, m->rank, m->stream});
+      // A grouped op's access, at its own completion (join_p2p): with what its pair knows (the
+      // two sides' join clocks) and the stream's new epoch. Not the stream's clock, which has
+      // joined the pairs of the group that completed before, and their peers' pasts with them.
+      if (m->grouped) {
+        VectorClock access = all;
+        access.advance(stream.actor, stream.clock[stream.actor]);
+        notify_access(m->rank, stream.actor, access, completed, Action{ActionKind::join, m->rank, m->stream});
+      }
     }
     notify_complete(c, node.key().index, std::array<const Joined*, 2>{&*pair.send, &*pair.recv});
   }

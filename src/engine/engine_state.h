@@ -114,6 +114,7 @@ struct Joined {
   VectorClock clock;
   std::uint64_t order = 0;  ///< the op's index among the rank's ops on the communicator
   bool grouped = false;     ///< p2p: joined with other ops of its ncclGroup (its access is at its completion)
+  std::size_t joined_at = 0;  ///< p2p: the step of its join (complete_p2p_pair's Touch::needs)
 };
 
 struct Rendezvous {

@@ -25,7 +25,16 @@ std::uint32_t resolve(const JsonField& field, const std::vector<std::string>& na
   if (field.json().is_string()) {
     const std::string name = field.as_string();
     for (std::size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == name) return static_cast<std::uint32_t>(i);
+      if (names[i] != name) continue;
+      // Communicators may share a name (the program's own splits of unnamed ranks do), but a
+      // name that stands for two cannot be followed: it once silently meant the first.
+      for (std::size_t j = i + 1; j < names.size(); ++j) {
+        if (names[j] == name) {
+          field.fail(fmt::format("{} name \"{}\" is ambiguous: {} {} and {} have it; refer to one by index", what, name,
+                                 what, i, j));
+        }
+      }
+      return static_cast<std::uint32_t>(i);
     }
     std::string known;
     for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;

@@ -18,11 +18,6 @@ class Validator {
   void run() {
     if (s_.ranks.empty()) fail("ranks", "expected at least one rank");
     for (std::size_t c = 0; c < s_.comms.size(); ++c) comm(c);
-    // Ops name their communicator: a second "dp" could never be named, and an op meant for it
-    // would silently run on the first.
-    std::vector<std::string> names;
-    for (const auto& c : s_.comms) names.push_back(c.name);
-    unique_names(names, "comms", "communicator");
     for (std::size_t r = 0; r < s_.ranks.size(); ++r) rank(static_cast<RankId>(r));
     for (std::size_t c = 0; c < s_.checks.size(); ++c) check(c);
   }

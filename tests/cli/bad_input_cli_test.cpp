@@ -113,6 +113,27 @@ TEST(HostileScenario, trace_and_output_paths_that_are_not_utf8_go_into_json_esca
   std::filesystem::remove(shrunk);
 }
 
+TEST(HostileScenario, a_split_of_unnamed_ranks_replays_though_its_communicators_share_a_name) {
+  // --one-rank-comms names each split "COMM@RANK NAME": "c@" twice for unnamed ranks. The trace
+  // refers to them by index, so it replays; only a name that stands for two is refused.
+  nlohmann::json rank = {{"streams", {"s", "t"}},
+                         {"buffers", {{{"name", "x"}, {"size", 1}, {"init", {1}}}, {{"name", "y"}, {"size", 1}}}},
+                         {"threads", {{{"name", "main"},
+                                       {"program",
+                                        {{{"kind", "all_reduce"}, {"name", "ar"}, {"stream", "s"}, {"comm", "c"},
+                                          {"reduce", "max"}, {"reads", {{{"buffer", "x"}}}}, {"writes", {{{"buffer", "x"}}}}},
+                                         {{"kind", "copy"}, {"name", "cp"}, {"stream", "t"}, {"reads", {{{"buffer", "x"}}}},
+                                          {"writes", {{{"buffer", "y"}}}}}}}}}}};
+  const nlohmann::json doc = {{"name", "split"}, {"comms", {{{"name", "c"}, {"members", {0, 1}}}}}, {"ranks", {rank, rank}}};
+  const std::string scenario = write_file("unnamed_ranks.json", doc.dump());
+  const std::string trace = temp_path("unnamed_ranks.jsonl");
+  const Ran check = amaxcheck({"check", scenario, "--one-rank-comms", "--trace-out", trace, "--quiet"});
+  ASSERT_EQ(check.code, exit_hazard) << check.out << check.err;
+  const Ran replay = amaxcheck({"replay", trace});
+  EXPECT_EQ(replay.code, exit_hazard) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("data_race"), std::string::npos) << replay.out;
+}
+
 TEST(HostileScenario, knob_options_with_a_scenario_file_are_bad_input_not_ignored) {
   // Once ignored: `check FILE --dp 4 --comm shared` checked the file as it is, another design.
   const std::string path = std::string(std::getenv("AMAXCHECK_ROOT")) + "/traces/scenarios/custom-wait-after-copy.json";

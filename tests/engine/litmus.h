@@ -53,6 +53,18 @@ inline std::vector<Hazard> run_once(const Scenario& s, EngineOptions options = {
   return all;
 }
 
+/// One run whose every step is `pick`'s choice among the enabled actions (an index into them).
+inline std::vector<Hazard> run_picking(const Scenario& s, const std::function<std::size_t(const std::vector<Action>&)>& pick) {
+  Engine engine(s);
+  auto detectors = make_detectors(s);
+  for (auto& d : detectors) engine.add_observer(d.get());
+  while (!engine.enabled().empty()) engine.apply(engine.enabled().at(pick(engine.enabled())));
+  engine.finish();
+  std::vector<Hazard> all;
+  for (auto& d : detectors) all.insert(all.end(), d->hazards().begin(), d->hazards().end());
+  return all;
+}
+
 inline bool has(const std::vector<Hazard>& hs, HazardKind kind) {
   for (const auto& h : hs) {
     if (h.kind == kind) return true;

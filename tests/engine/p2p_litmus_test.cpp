@@ -147,12 +147,52 @@ TEST(P2pLitmus, a_grouped_recv_writes_at_its_own_pair_s_completion_not_at_the_gr
   // handed that clock to rank 0, whose forward then covered recv_y's write, and the read of y
   // on the other stream was never a race, though it can run before rank 1 sends (the search
   // test Exhaustive.with_reduction_tries_a_pair_completing_before_another_pair_s_side_joins
-  // finds that schedule). Happens-before is the same in every schedule: one run shows it.
+  // finds that schedule). A grouped access's happens-before is its pair's, the same in every
+  // schedule (the next test): one run shows it.
   for (bool behind_the_group : {false, true}) {
     const auto hazards = litmus::run_once(sched::testing::group_completed_in_part(behind_the_group));
     EXPECT_EQ(has(hazards, HazardKind::data_race), !behind_the_group)
         << "read on the group's stream: " << behind_the_group << "\n" << litmus::describe(hazards);
   }
+}
+
+
+TEST(P2pLitmus, a_grouped_recv_s_access_carries_only_its_own_pair_s_past) {
+  // Rank 0 fills y on stream t, sends w to rank 1 after it on t, and, on stream s, which never
+  // waits for t, sends x to rank 1 and receives y from rank 2 in one group: the recv's write
+  // races the fill. In the run below ranks 1 and 2 join first, so both of the group's pairs are
+  // ready at once and the one to rank 1 completes first: the group's stream then joins rank 1's
+  // past, which holds the fill (through w). Once, the recv's access took that stream clock, and
+  // the race went unreported in such runs.
+  ScenarioBuilder b("grouped_access_clock");
+  for (int i = 0; i < 3; ++i) b.rank();
+  const CommId c = b.comm("c", {0, 1, 2});
+  const CommId d = b.comm("d", {0, 1});
+  const ThreadId t0 = b.thread(0, "main"), t1 = b.thread(1, "main"), t2 = b.thread(2, "main");
+  const StreamId s0 = b.stream(0, "s"), side = b.stream(0, "t"), s1 = b.stream(1, "s"), s2 = b.stream(2, "s");
+  const BufferId x = b.buffer(0, "x", 1, {1.0f}), y = b.buffer(0, "y", 1), w = b.buffer(0, "w", 1, {2.0f});
+  const BufferId got_w = b.buffer(1, "w", 1), got_x = b.buffer(1, "x", 1), v = b.buffer(2, "v", 1, {3.0f});
+  b.op(0, t0, ScenarioBuilder::fill(side, {y, 0, 1}, {5.0f}, "fill_y"));
+  b.op(0, t0, ScenarioBuilder::send(side, d, 1, {w, 0, 1}, "send_w"));
+  b.op(0, t0, ScenarioBuilder::send(s0, c, 1, {x, 0, 1}, "send_x", 1));
+  b.op(0, t0, ScenarioBuilder::recv(s0, c, 2, {y, 0, 1}, "recv_y", 1));
+  b.op(1, t1, ScenarioBuilder::recv(s1, d, 0, {got_w, 0, 1}, "recv_w"));
+  b.op(1, t1, ScenarioBuilder::recv(s1, c, 0, {got_x, 0, 1}, "recv_x"));
+  b.op(2, t2, ScenarioBuilder::send(s2, c, 0, {v, 0, 1}, "send_v"));
+  // Completions first, and rank 0's group joins last of all.
+  const auto hazards = litmus::run_picking(b.build(), [&](const std::vector<Action>& enabled) {
+    const auto group_join = [&](const Action& a) { return a.kind == ActionKind::join && a.rank == 0 && a.lane == s0; };
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (enabled[i].kind == ActionKind::complete) return i;
+    }
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (!group_join(enabled[i])) return i;
+    }
+    return std::size_t{0};
+  });
+  EXPECT_TRUE(has(hazards, HazardKind::data_race)) << litmus::describe(hazards);
+  EXPECT_NE(litmus::describe(hazards).find("between fill_y (stream t) and recv_y (stream s)"), std::string::npos)
+      << litmus::describe(hazards);
 }
 
 }  // namespace

@@ -124,10 +124,13 @@ class AgreementReport:
 def outcome(report: AgreementReport, sim: dict | None = None,
             sim_error: str | None = None) -> tuple[str, list[str]]:
     """The import's verdict and why, from the dumps' findings and the simulator's check of the
-    converted scenario (None when it did not run): 'divergent' (a divergence in the dumps),
-    'hazard' (none there, but the simulator finds a hazard), 'inconclusive' (part of the job is
-    undecidable, or the simulation was cut short or failed) or 'consistent'. The exit code
-    follows it (EXIT_CODES), so the report and the exit code never disagree."""
+    converted scenario (None when it did not run): 'error' (the simulator failed: an internal
+    error, whatever the dumps say), 'divergent' (a divergence in the dumps), 'hazard' (none
+    there, but the simulator finds a hazard), 'inconclusive' (part of the job is undecidable, or
+    the simulation was cut short) or 'consistent'. The exit code follows it (EXIT_CODES), so the
+    report and the exit code never disagree."""
+    if sim_error:
+        return "error", [f"the simulator could not check the converted scenario: {sim_error}"]
     if report.divergences:
         return "divergent", []
     if sim is not None and sim["verdict"] == "hazard":
@@ -137,12 +140,10 @@ def outcome(report: AgreementReport, sim: dict | None = None,
     reasons = report.undecidable_reasons()
     if sim is not None and sim["verdict"] == "inconclusive":
         reasons.append("the simulator's check of the converted scenario was cut short")
-    if sim_error:
-        reasons.append("the simulator could not check the converted scenario")
     return ("inconclusive", reasons) if reasons else ("consistent", [])
 
 
-EXIT_CODES = {"consistent": 0, "divergent": 1, "hazard": 1, "inconclusive": 4}
+EXIT_CODES = {"consistent": 0, "divergent": 1, "hazard": 1, "error": 3, "inconclusive": 4}
 
 
 def ranks_text(ranks) -> str:

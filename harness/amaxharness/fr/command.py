@@ -12,7 +12,7 @@ import sys
 import time
 
 from .. import atomic, program
-from ..errors import EXIT_INTERNAL, InputError, ProgramError
+from ..errors import InputError, ProgramError
 from . import agreement, dump, render, scenario
 
 HELP = """\
@@ -75,12 +75,13 @@ def _positive(text: str) -> int:
 OUTPUTS = ("scenario.json", "trace.jsonl", "timeline.perfetto.json")  # what a run writes
 
 
-def prepare_out(out: pathlib.Path, dumps: list[pathlib.Path]):
-    """Creates the output folder and removes what an earlier run wrote there (OUTPUTS), so that
-    nothing in it, or named by the report, is stale: a clean check writes no trace, and a run
-    that fails leaves none of an earlier run's files behind. InputError (exit 2) names the
-    folder when it cannot be written, or a dump that is one of the files a run replaces."""
-    targets = [out / name for name in OUTPUTS]
+def prepare_out(out: pathlib.Path, dumps: list[pathlib.Path], simulating: bool):
+    """Creates the output folder and removes what an earlier run wrote there of what this run
+    writes (OUTPUTS; the trace and its timeline only when `simulating`), so that nothing in it,
+    or named by the report, is stale: a clean check writes no trace, and a run that fails leaves
+    none of an earlier run's files behind. InputError (exit 2) names the folder when it cannot be
+    written, or a dump that is one of the files a run replaces."""
+    targets = [out / name for name in (OUTPUTS if simulating else OUTPUTS[:1])]
     resolved = {t.resolve(): t for t in targets}
     for d in dumps:
         if d.resolve() in resolved:
@@ -137,7 +138,8 @@ def run(args) -> int:
     # collector would only walk them; reference counting frees everything the import drops.
     gc.disable()
     phases = _Phases(args.timings)
-    prepare_out(args.out, args.dumps)
+    simulating = not args.no_simulate and bool(os.environ.get("AMAXCHECK_BIN"))
+    prepare_out(args.out, args.dumps, simulating)
     scan = dump.load_dumps(args.dumps, args.format, args.kernels, args.window)
     phases.done("read, align and match (fr-scan)")
     report = agreement.check(scan)
@@ -152,7 +154,7 @@ def run(args) -> int:
                          f"{err.strerror or err}") from None
     phases.done("scenario")
     sim, sim_error = None, None
-    if not args.no_simulate and os.environ.get("AMAXCHECK_BIN"):
+    if simulating:
         try:
             sim = simulate(scenario_path, args.out)
         except ProgramError as err:
@@ -170,9 +172,9 @@ def run(args) -> int:
     if sim_error:
         print(f"import-fr: the simulator could not check the converted scenario: {sim_error}",
               file=sys.stderr)
-        return EXIT_INTERNAL
     # The report's verdict and the exit code come from the same place: a hazard the simulator
     # finds is exit 1 and the verdict says so; missing dumps, undecidable groups, unchecked
-    # point-to-point records or a simulation a cap cut short are never clean.
-    verdict, _ = agreement.outcome(report, sim)
+    # point-to-point records or a simulation a cap cut short are never clean; a simulator that
+    # failed is an internal error (3), and the verdict says that too.
+    verdict, _ = agreement.outcome(report, sim, sim_error)
     return agreement.EXIT_CODES[verdict]

@@ -161,6 +161,8 @@ def verdict_line(report: AgreementReport, sim: dict | None = None,
         return f"verdict: DIVERGENT ({n} divergence{'s' if n > 1 else ''})"
     if verdict == "hazard":
         return f"verdict: HAZARD ({'; '.join(reasons)})"
+    if verdict == "error":
+        return f"verdict: ERROR ({'; '.join(reasons)})"
     if verdict == "inconclusive":
         return f"verdict: INCONCLUSIVE (no divergence found, but {'; '.join(reasons)})"
     return "verdict: consistent"
