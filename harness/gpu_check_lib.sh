@@ -9,7 +9,7 @@
 # - every step's full output goes to the full log ($full_log.tmp.$$), the report keeps the
 #   verdict lines.
 #
-# The caller sets: log, full_log, status, dry_run, deadline, and step_env (an array of
+# The caller sets: log, full_log, status, skipped_tests (0), dry_run, deadline, and step_env (an array of
 # VAR=value words put in front of every command; empty for the plain steps).
 
 say() { printf '%s\n' "$*" | tee -a "$log"; }
@@ -62,6 +62,14 @@ run_step() {  # name, limit_s, command...
     | head -n 200 | tee -a "$log"
   ((step_rc == 124 || step_rc == 137)) && say "TIMEOUT after ${limit}s: the step was killed"
   ((step_rc == 125)) && say "NOT RUN: out of time (the check's deadline)"
+  # A test that skips (too few GPUs for it, say) passes gtest but checked nothing: counted, so
+  # the verdict cannot read "all GPU checks passed" over tests that never ran.
+  local skipped
+  skipped=$(grep -cE '^\[ *SKIPPED *\] [A-Za-z0-9_/]+\.[A-Za-z0-9_/]+ \(' "$log.step")
+  if ((skipped > 0)); then
+    say "NOT RUN here: $skipped test(s) skipped (their reasons are above)"
+    skipped_tests=$((skipped_tests + skipped))
+  fi
   say "(exit $step_rc, $step_s s)"
   rm -f "$log.step"
   ((step_rc == 0)) || status=1

@@ -78,6 +78,42 @@ void require_devices(const ProcessLaunch& launch) {
 }
 
 #if AMAXCHECK_HAVE_CUDA
+/// The simulated run stopped at the step cap: its hazards stand, but there is no whole
+/// schedule for the GPUs, so nothing runs there and the check is inconclusive (or a hazard).
+int report_cut_schedule(const sched::RunResult& simulated, const CheckRequest& request, bool json,
+                        const ProcessLaunch& launch, std::uint64_t cap) {
+  const sched::VerdictKind verdict =
+      simulated.hazards.empty() ? sched::VerdictKind::inconclusive : sched::VerdictKind::hazard;
+  const std::string why = fmt::format(
+      "not run on the GPUs: the simulated run stopped at the step cap of {} steps, so there is no whole schedule to "
+      "replay (raise it with --max-steps)",
+      cap);
+  if (json) {
+    nlohmann::ordered_json j;
+    j["backend"] = "gpu";
+    j["process"] = launch.env.world_rank;
+    j["processes"] = launch.env.world_size;
+    j["launcher"] = launch.env.launcher;
+    j["strategy"] = request.explore.strategy;
+    j["seed"] = request.explore.seed;
+    j["runs"] = 1;
+    j["complete"] = false;
+    j["steps_replayed"] = 0;
+    j["oracle"] = why;
+    j["cut_short"] = nlohmann::ordered_json::array({{{"cause", "step_cap"}, {"limit", cap}, {"raise_with", "--max-steps"}}});
+    j["verdict"] = sched::to_string(verdict);
+    j["hazards"] = nlohmann::ordered_json::array();
+    for (const auto& h : simulated.hazards) j["hazards"].push_back(hazard_json(h, ""));
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("{}\n", describe(launch.env));
+    fmt::print("oracle: {}\n", why);
+    for (const auto& h : simulated.hazards) fmt::print("{}", format_hazard(h, ""));
+    if (verdict == sched::VerdictKind::inconclusive) fmt::print("inconclusive: {}\n", why);
+  }
+  return exit_code(verdict);
+}
+
 /// Every process runs the same seeded simulation, so all hold the same schedule, and replays
 /// only its own ranks; the checked values of every replica reach every process (read_checks),
 /// so each process compares the whole run and prints a full report.
@@ -94,20 +130,29 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
   sched::RunOptions options = request.explore.run;
   options.record_steps = true;
   const sched::RunResult simulated = sched::run_once(scenario, *strategy, options);
+  if (simulated.outcome == sched::RunOutcome::step_limit) {
+    // A prefix of a schedule: the GPUs could not finish it without running ops in an order the
+    // simulator never chose, and their hang or values would say nothing. Not replayed.
+    return report_cut_schedule(simulated, request, json, launch, sched::effective_step_cap(scenario, options));
+  }
   gpu::GpuRunOptions gpu_options;
   gpu_options.exchange = launch.exchange.get();
   const gpu::GpuRunResult on_gpu = gpu::run_on_gpus(scenario, simulated.steps, gpu_options);
+  if (!on_gpu.device_error.empty()) {
+    throw DeviceError(fmt::format("{} during the replay of the schedule", on_gpu.device_error));
+  }
   // The simulator's final state for the same schedule, for the comparison.
   Engine engine(scenario, request.explore.run.engine);
   for (const Step& step : simulated.steps) engine.apply(step.action);
-  const auto mismatch = on_gpu.hang ? std::nullopt : gpu::first_mismatch(engine, on_gpu);
+  const bool simulated_stuck = simulated.outcome == sched::RunOutcome::stuck;
+  const gpu::OracleVerdict oracle = gpu::judge_against_simulator(engine, simulated_stuck, on_gpu);
   std::vector<Hazard> hazards = simulated.hazards;
   if (on_gpu.hang) hazards.push_back(gpu::hang_hazard(on_gpu));
-  const bool agree = !mismatch && on_gpu.data_check_wrong == 0 && (on_gpu.hang == (simulated.outcome == sched::RunOutcome::stuck));
-  // One schedule: a sample at best, and nothing at all when the step cap cut it.
-  const sched::VerdictKind verdict = !hazards.empty() || !agree ? sched::VerdictKind::hazard
-                                     : simulated.outcome == sched::RunOutcome::step_limit ? sched::VerdictKind::inconclusive
-                                                                                         : sched::VerdictKind::no_hazard_found;
+  // One schedule: a sample at best; nothing when the GPUs did not follow it (a gate gave up).
+  const sched::VerdictKind verdict = !hazards.empty() || !(oracle.agree || oracle.cut_short)
+                                         ? sched::VerdictKind::hazard
+                                     : oracle.cut_short ? sched::VerdictKind::inconclusive
+                                                        : sched::VerdictKind::no_hazard_found;
   if (json) {
     // runs / complete / strategy / seed: the fields every `check --json` report has, so the
     // harness reads this one like the simulator's (one schedule, so never complete coverage).
@@ -126,7 +171,9 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     j["fit"] = fitted.note;
     j["steps_replayed"] = on_gpu.steps_replayed;
     j["data_check_wrong"] = on_gpu.data_check_wrong;
-    j["oracle_mismatch"] = mismatch ? nlohmann::ordered_json(mismatch->describe()) : nlohmann::ordered_json(nullptr);
+    j["oracle"] = oracle.line;
+    j["oracle_mismatch"] =
+        oracle.mismatch ? nlohmann::ordered_json(oracle.mismatch->describe()) : nlohmann::ordered_json(nullptr);
     j["gpu_notes"] = on_gpu.notes;
     j["verdict"] = sched::to_string(verdict);
     j["hazards"] = nlohmann::ordered_json::array();
@@ -137,13 +184,12 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     fmt::print("gpu backend: NCCL {}, {}\n", on_gpu.nccl_version, on_gpu.placement);
     if (fitted.one_rank_comms) fmt::print("note: {}\n", fitted.note);
     fmt::print("replayed {} steps; data check: {} wrong element(s)\n", on_gpu.steps_replayed, on_gpu.data_check_wrong);
-    fmt::print("oracle: {}\n", mismatch ? mismatch->describe() : std::string("simulator and GPUs agree bit for bit"));
+    fmt::print("oracle: {}\n", oracle.line);
     // What the replay saw beyond the values: leftover ops released, a hang's abort and drain.
     for (const std::string& note : on_gpu.notes) fmt::print("gpu: {}\n", note);
     for (const auto& h : hazards) fmt::print("{}", format_hazard(h, ""));
     if (verdict == sched::VerdictKind::inconclusive) {
-      fmt::print("inconclusive: the simulated run reached the step cap of {} steps (raise it with --max-steps)\n",
-                 sched::effective_step_cap(scenario, options));
+      fmt::print("inconclusive: the GPUs did not follow the schedule (a gate gave up), so the replay says nothing\n");
     }
   }
   return exit_code(verdict);

@@ -19,8 +19,11 @@ struct GpuError : DeviceError {
   using DeviceError::DeviceError;
 };
 
-struct HangDetected : std::runtime_error {
-  using std::runtime_error::runtime_error;
+/// A DeviceError too: one that escapes the replay (while making communicators, in the data
+/// check or the read-back) is exit 5, not an internal error. The replay catches it first and
+/// reports a hang.
+struct HangDetected : DeviceError {
+  using DeviceError::DeviceError;
 };
 
 /// "what: cudaErrorX: text"; throws GpuError unless `error` is cudaSuccess.

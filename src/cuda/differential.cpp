@@ -48,4 +48,43 @@ std::optional<OracleMismatch> first_mismatch(const Engine& simulated, const GpuR
   return std::nullopt;
 }
 
+std::size_t compared_values(const GpuRunResult& gpu) {
+  std::size_t n = 0;
+  for (const CheckValues& check : gpu.checks) {
+    for (const ReplicaValues& replica : check.replicas) n += replica.values.size();
+  }
+  return n;
+}
+
+OracleVerdict judge_against_simulator(const Engine& simulated, bool simulated_stuck, const GpuRunResult& gpu) {
+  OracleVerdict out;
+  const std::string data_check =
+      gpu.data_check_wrong == 0 ? std::string()
+                                : fmt::format("; and the data check found {} wrong element(s)", gpu.data_check_wrong);
+  if (gpu.gate_timed_out) {
+    out.cut_short = true;
+    out.line = "not compared: a gate gave up waiting on the device, so the GPUs did not follow the schedule" + data_check;
+  } else if (gpu.hang) {
+    out.agree = simulated_stuck && gpu.data_check_wrong == 0;
+    out.line = (simulated_stuck ? std::string("both backends hang: the simulated run deadlocked and the GPUs hung "
+                                              "(no final values to compare)")
+                                : std::string("not compared: the GPUs hung where the simulated run finished")) +
+               data_check;
+  } else if (simulated_stuck) {
+    out.line = "not compared: the simulated run deadlocked, but the GPUs finished every op it left" + data_check;
+  } else if ((out.mismatch = first_mismatch(simulated, gpu))) {
+    out.line = out.mismatch->describe() + data_check;
+  } else if (gpu.data_check_wrong > 0) {
+    out.line = fmt::format("the checked values are equal, but the data check found {} wrong element(s)",
+                           gpu.data_check_wrong);
+  } else if (const std::size_t n = compared_values(gpu); n == 0) {
+    out.agree = true;
+    out.line = "nothing compared: the scenario declares no value checks (its hazards are the simulator's)";
+  } else {
+    out.agree = true;
+    out.line = fmt::format("simulator and GPUs agree bit for bit on {} value(s) of {} check(s)", n, gpu.checks.size());
+  }
+  return out;
+}
+
 }  // namespace amaxcheck::gpu

@@ -34,4 +34,23 @@ struct OracleMismatch {
 /// scenario's checks (wrong scenario).
 std::optional<OracleMismatch> first_mismatch(const Engine& simulated, const GpuRunResult& gpu);
 
+/// How many values first_mismatch compares: every element of every replica of every check.
+std::size_t compared_values(const GpuRunResult& gpu);
+
+/// What comparing a GPU replay with the simulator's run of the same schedule can say, and the
+/// report's "oracle:" line that says it. Agreement is claimed only where values were compared
+/// and were equal (or where both backends hung at the same schedule): a GPU that hung has no
+/// final values, a gate that gave up means the device did not follow the schedule, and a
+/// scenario without checks compares nothing. None of those may read as agreement.
+struct OracleVerdict {
+  bool agree = false;  ///< no disagreement: the comparison found nothing the oracle objects to
+  bool cut_short = false;  ///< the comparison could not be made for a reason that is no hazard
+  std::optional<OracleMismatch> mismatch;
+  std::string line;  ///< after "oracle: "
+};
+
+/// `simulated` has applied the whole schedule; `simulated_stuck`: the schedule left work
+/// behind (a simulated deadlock).
+OracleVerdict judge_against_simulator(const Engine& simulated, bool simulated_stuck, const GpuRunResult& gpu);
+
 }  // namespace amaxcheck::gpu

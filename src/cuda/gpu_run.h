@@ -64,7 +64,10 @@ namespace amaxcheck::gpu {
 const char* to_string(CommCreation creation);
 
 struct GpuRunOptions {
-  CommCreation derived_comms = CommCreation::split_shared;
+  /// Not split_shared: communicators that share resources share NCCL's internal device stream,
+  /// so their kernels run in host issue order, one behind the other. A separate communicator is
+  /// the simulator's (and PyTorch's new_group's) communicator with resources of its own.
+  CommCreation derived_comms = CommCreation::split_unshared;
   /// Gates on: device order follows the schedule exactly. Off: ops run as soon as CUDA lets
   /// them, and execute / complete steps do not wait (benchmarks only; values may differ).
   bool gates = true;
@@ -116,6 +119,9 @@ struct GpuRunResult {
   std::vector<StuckGpuOp> stuck;
   bool gate_timed_out = false;  ///< a gate gave up: device order no longer follows the schedule
   bool simulator_was_stuck = false;  ///< the schedule left work behind (a simulated deadlock)
+  /// A CUDA or NCCL call failed during the replay (the run was then cleaned up as after a
+  /// hang): a device error, not a verdict on the scenario.
+  std::string device_error;
   std::vector<std::string> notes;
   double setup_ms = 0;
   double replay_ms = 0;

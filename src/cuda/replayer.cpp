@@ -79,7 +79,9 @@ void Session::replay(const std::vector<Step>& schedule, GpuRunResult& result) {
   } catch (const HangDetected& hang) {
     handle_hang(hang.what(), state, result);
   } catch (const GpuError& error) {
-    result.notes.push_back(fmt::format("device error during the replay: {}", error.what()));
+    // Cleaned up as a hang (abort, open the gates, drain), so that under MPI the other
+    // processes learn of it and skip the read-back; the caller reports a device error.
+    result.device_error = error.what();
     handle_hang(error.what(), state, result);
   }
   result.gate_timed_out = gates_->any_timed_out();
@@ -236,6 +238,12 @@ void Session::launch_collective(RankId r, const Op& op) {
                       op.writes.at(0).count, op.reduce,
                       static_cast<int>(std::min<std::size_t>(op.root, members - 1))};
   if (enqueue_collective(call, h, res.streams.at(op.stream))) in_progress_[h] = true;
+  // The caller records the op's end on the stream next. A non-blocking communicator may still
+  // be queuing the kernel (ncclInProgress), and an event recorded before it would fire before
+  // the collective ran. The data check connected every collective of the scenario, so this
+  // wait needs no peer. (Send/recv are not waited here: their first call may connect to a
+  // peer that this process issues later in the schedule.)
+  make_ready_to_call(h);
 }
 
 void Session::run_host_op(RankId r, const Op& op) {

@@ -163,7 +163,12 @@ void Session::data_check(GpuRunResult& result) {
         ncclComm_t h = comms_.handle(c, l.rank);
         if (enqueue_collective(call, h, l.stream)) in_progress_[h] = true;
       }
-      nccl_check(ncclGroupEnd(), "ncclGroupEnd (data check)");
+      // A non-blocking communicator's group may still be queuing its kernels when ncclGroupEnd
+      // returns (ncclInProgress, the calls inside the group having said ncclSuccess): each
+      // member's communicator is then polled before its stream is waited on.
+      if (nccl_check(ncclGroupEnd(), "ncclGroupEnd (data check)")) {
+        for (Local& l : locals) in_progress_[comms_.handle(c, l.rank)] = true;
+      }
       for (Local& l : locals) {
         ncclComm_t h = comms_.handle(c, l.rank);
         make_ready_to_call(h);

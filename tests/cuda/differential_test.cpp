@@ -55,5 +55,63 @@ TEST(Differential, a_negative_zero_differs_from_zero_but_nans_are_alike) {
   EXPECT_FALSE(same_value(std::numeric_limits<float>::quiet_NaN(), 1.0f));
 }
 
+// judge_against_simulator: agreement only where values were compared and equal.
+
+OracleVerdict judge(const GpuRunResult& gpu, bool simulated_stuck = false, bool checks = true) {
+  Scenario s = one_fill();
+  if (!checks) s.checks.clear();
+  Engine engine(s);
+  run_first_enabled(engine);
+  return judge_against_simulator(engine, simulated_stuck, gpu);
+}
+
+TEST(Oracle, equal_values_agree_and_say_how_many_were_compared) {
+  const OracleVerdict v = judge(gpu_with({5, 6, 7, 8}));
+  EXPECT_TRUE(v.agree);
+  EXPECT_FALSE(v.cut_short);
+  EXPECT_EQ(v.line, "simulator and GPUs agree bit for bit on 4 value(s) of 1 check(s)");
+}
+
+TEST(Oracle, a_hang_is_never_called_agreement_of_values) {
+  GpuRunResult hung;  // a hung run reads nothing back
+  hung.hang = true;
+  const OracleVerdict finished = judge(hung, false);
+  EXPECT_FALSE(finished.agree);
+  EXPECT_EQ(finished.line, "not compared: the GPUs hung where the simulated run finished");
+  const OracleVerdict both = judge(hung, true);
+  EXPECT_TRUE(both.agree);  // the same schedule hangs on both backends
+  EXPECT_EQ(both.line.find("simulator and GPUs agree"), std::string::npos) << both.line;
+}
+
+TEST(Oracle, a_failed_data_check_is_a_disagreement_even_when_the_values_are_equal) {
+  GpuRunResult gpu = gpu_with({5, 6, 7, 8});
+  gpu.data_check_wrong = 3;
+  const OracleVerdict v = judge(gpu);
+  EXPECT_FALSE(v.agree);
+  EXPECT_EQ(v.line, "the checked values are equal, but the data check found 3 wrong element(s)");
+}
+
+TEST(Oracle, a_scenario_without_checks_compares_nothing_and_says_so) {
+  const OracleVerdict v = judge(GpuRunResult{}, false, false);
+  EXPECT_TRUE(v.agree);  // nothing to object to: the verdict is the simulator's
+  EXPECT_EQ(v.line, "nothing compared: the scenario declares no value checks (its hazards are the simulator's)");
+}
+
+TEST(Oracle, a_gate_that_gave_up_makes_the_comparison_inconclusive) {
+  GpuRunResult gpu = gpu_with({5, 6, 7, 8});
+  gpu.gate_timed_out = true;
+  const OracleVerdict v = judge(gpu);
+  EXPECT_FALSE(v.agree);
+  EXPECT_TRUE(v.cut_short);
+  EXPECT_EQ(v.line.rfind("not compared: a gate gave up", 0), 0u) << v.line;
+}
+
+TEST(Oracle, a_mismatch_is_named) {
+  const OracleVerdict v = judge(gpu_with({5, 6, 3, 8}));
+  EXPECT_FALSE(v.agree);
+  ASSERT_TRUE(v.mismatch.has_value());
+  EXPECT_EQ(v.line, v.mismatch->describe());
+}
+
 }  // namespace
 }  // namespace amaxcheck::gpu
