@@ -13,6 +13,9 @@ so the tests can check the harness's orchestration against known answers:
     can tell that the harness takes the order and labels from the program).
   check --backend gpu: reports for OMPI_COMM_WORLD_RANK / SLURM_PROCID (with process and
     processes); run as plain amaxcheck (not amaxcheck-mpi) in a multi-process launch -> exit 2.
+  check --time-budget S: a check that would sleep longer (FAKE_SLEEP_S) stops at S, inconclusive
+    (cut short: time_budget), unless FAKE_IGNORE_BUDGET=1 (a hang: the harness's deadline ends
+    it); --max-steps below 20 cuts every run short (step_cap: a timed run has no figures).
 Environment: FAKE_AMAXCHECK_LOG (append argv as JSON lines), FAKE_SLEEP_S (per check),
 FAKE_CRASH_DP (exit 3 for that dp), FAKE_GPU_HAZARD_RANK (that rank reports a hazard),
 FAKE_WRONG_EXIT (check exits 0 for a hazard, 1 otherwise: the report and the exit code disagree).
@@ -26,7 +29,8 @@ import time
 
 KNOWN = {"--comm", "--wait", "--wait-bwd", "--amax-order", "--dp", "--tp", "--pp", "--cp", "--modules",
          "--microbatches", "--iters", "--kernels", "--strategy", "--seed", "--runs",
-         "--trace-out", "--backend", "--alpha-us", "--depth", "--max-schedules"}
+         "--trace-out", "--backend", "--alpha-us", "--depth", "--max-schedules", "--time-budget",
+         "--max-steps"}
 FLAGS = {"--json", "--keep-going", "--no-progress"}
 
 
@@ -73,8 +77,16 @@ def write_trace(path, hazards):
 
 def check(args):
     opts, flags, rest = options(args)
+    cut = []
     if os.environ.get("FAKE_SLEEP_S"):
-        time.sleep(float(os.environ["FAKE_SLEEP_S"]))
+        sleep, budget = float(os.environ["FAKE_SLEEP_S"]), float(opts.get("--time-budget", 0))
+        if budget and sleep > budget and not os.environ.get("FAKE_IGNORE_BUDGET"):
+            sleep = budget
+            cut.append({"cause": "time_budget", "limit": budget, "raise_with": "--time-budget"})
+        time.sleep(sleep)
+    if int(opts.get("--max-steps", 0) or 0) and int(opts["--max-steps"]) < 20:
+        cut.append({"cause": "step_cap", "limit": int(opts["--max-steps"]), "runs": 1,
+                    "raise_with": "--max-steps"})
     dp = int(opts.get("--dp", 2))
     if os.environ.get("FAKE_CRASH_DP") == str(dp):
         print("internal error: fake crash", file=sys.stderr)
@@ -103,20 +115,23 @@ def check(args):
             hazards.append(hazard("data_race", "RAW on amax_history vs amax all-reduce"))
         if opts.get("--comm") == "shared" and opts.get("--amax-order") == "rank-dependent":
             hazards.append(hazard("ordering_hazard", "amax vs gradient order differs"))
-    complete = strategy == "exhaustive" and dp <= 8
-    cut_short = strategy == "exhaustive" or (
-        target.endswith(".json") and os.environ.get("FAKE_SCENARIO_VERDICT") == "inconclusive")
+    complete = strategy == "exhaustive" and dp <= 8 and not cut
+    if strategy == "exhaustive" and not complete and not cut:
+        cut.append({"cause": "schedule_cap", "limit": int(opts.get("--max-schedules", 0)),
+                    "raise_with": "--max-schedules"})
+    if target.endswith(".json") and os.environ.get("FAKE_SCENARIO_VERDICT") == "inconclusive":
+        cut.append({"cause": "step_cap", "limit": 100, "raise_with": "--max-steps"})
     verdict = "hazard" if hazards else "proven_clean" if complete else \
-        "inconclusive" if cut_short else "no_hazard_found"
+        "inconclusive" if cut else "no_hazard_found"
     report = {"verdict": verdict, "hazards": hazards,
               "runs": int(opts.get("--runs", opts.get("--max-schedules", 1))),
               "complete": complete,
               "strategy": strategy, "seed": int(opts.get("--seed", 0)),
-              "trace": opts.get("--trace-out")}
+              "trace": opts.get("--trace-out"), "cut_short": [] if verdict == "hazard" else cut}
     if rank is not None:
         report["rank"] = rank
         report["process"], report["processes"] = rank, size
-    if strategy == "timed":
+    if strategy == "timed" and verdict != "inconclusive":  # a run cut short has no figures
         shared = opts.get("--comm") == "shared"
         alpha = float(opts.get("--alpha-us", 8))
         report["timing"] = {

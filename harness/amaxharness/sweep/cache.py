@@ -1,8 +1,9 @@
 """Finished runs, one small JSON file per run in OUT/cache/, written atomically as each ends.
 
-Only deterministic outcomes are kept: a report (exit 0 or 1) and bad input (exit 2), which the
-same program would repeat. Crashes, internal errors and timeouts are not cached, so a rerun
-tries them again. A corrupt or foreign cache file is ignored (and recomputed), never trusted.
+Only deterministic outcomes are kept: a report (exit 0, 1 or 4) and bad input (exit 2), which the
+same program would repeat. Crashes, internal errors, and runs cut short by time (the program's
+--time-budget or the sweep's deadline, which depend on the machine's load) are not cached, so a
+rerun tries them again. A corrupt or foreign cache file is ignored (and recomputed), never trusted.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from .. import atomic
 from .plan import Job
 
 CACHE_VERSION = 1
+
+# Causes of a cut-short run that depend on the clock, not on the arguments.
+TIME_CAUSES = ("time_budget", "point_timeout")
 
 
 @dataclasses.dataclass
@@ -29,7 +33,10 @@ class Outcome:
 
     @property
     def cacheable(self) -> bool:
-        return self.report is not None or self.returncode == 2
+        if self.report is None:
+            return self.returncode == 2
+        return not any(c.get("cause") in TIME_CAUSES for c in self.report.get("cut_short") or []
+                       if isinstance(c, dict))
 
 
 class Cache:

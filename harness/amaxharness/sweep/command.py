@@ -9,7 +9,8 @@ import re
 import sys
 
 from .. import atomic, program
-from ..errors import EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_INTERNAL, EXIT_INTERRUPTED, InputError
+from ..errors import (EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_INCONCLUSIVE, EXIT_INTERNAL,
+                      EXIT_INTERRUPTED, InputError)
 from . import execute, plan, plots, report, results
 from .cache import Cache
 from .grid import load_grid
@@ -38,6 +39,11 @@ key=values: any program knob (comm, wait, amax-order, dp, tp, pp, modules, micro
 kernels, ...) as v1,v2,... or lo..hi (step 1), lo..hi+k, lo..hi*k; cost.NAME=... for cost-model
 knobs (timed runs only); strategy=, runs=, seed= override the safety runs; timed=off skips the
 timed runs.
+
+exit codes: 0 every point has its verdict (hazards are the sweep's findings, not its failure:
+gate CI with `suite`), 4 a point is inconclusive (a cap, the time budget or --point-timeout cut
+a run short; stderr and the report name the cause and the option that raises it), 3 a point
+failed (2 when every failure is bad input), 130 interrupted.
 """
 
 
@@ -72,9 +78,41 @@ def _summary_lines(grid, rows) -> list[str]:
         if grid.x:
             group = sorted(group, key=lambda r: grid.axes[grid.x].index(r.point[grid.x]))
         safety = re.sub(r"\*\*", "", report.safety_summary(grid, group))
-        latency = report.span(group, "exposed_amax_latency_us", report.num)
-        lines.append(f"  {design}: {safety}; exposed amax latency {latency} µs")
+        latency = report.span(group, "exposed_amax_latency_us", report.num, grid.x)
+        lines.append(f"  {design}: {safety}; modelled exposed amax latency (µs) {latency}")
     return lines
+
+
+SHOWN_INCONCLUSIVE = 10
+
+
+def _inconclusive_lines(grid, rows) -> list[str]:
+    """Which points were cut short and by what, so a rerun can raise the right limit."""
+    cut = [r for r in rows if r.inconclusive]
+    if not cut:
+        return []
+    lines = [f"sweep: {len(cut)} point(s) inconclusive: a run was cut short (its verdict or its "
+             f"cost figures are missing); raise the limit named and rerun:"]
+    lines += [f"  {report.point_label(grid, r)}: "
+              f"{'; '.join(map(str, r.cut_short)) or 'cause not reported'}"
+              for r in cut[:SHOWN_INCONCLUSIVE]]
+    if len(cut) > SHOWN_INCONCLUSIVE:
+        lines.append(f"  ... and {len(cut) - SHOWN_INCONCLUSIVE} more: see the cut_short column "
+                     f"of results.csv")
+    return lines
+
+
+def exit_code(rows) -> int:
+    """3 if a point failed (2 when every failure is bad input), else 4 if a point is
+    inconclusive, else 0. Hazards are the map's content, not a failure of the sweep: CI gates
+    on them with `suite`."""
+    failed = [r for r in rows if r.errors]
+    if failed:
+        bad_input = all("bad input" in e for r in failed for e in r.errors)
+        return EXIT_BAD_INPUT if bad_input else EXIT_INTERNAL
+    if any(r.inconclusive for r in rows):
+        return EXIT_INCONCLUSIVE
+    return EXIT_CLEAN
 
 
 def run(args) -> int:
@@ -110,10 +148,10 @@ def run(args) -> int:
     print("\n".join([f"sweep '{grid.name}': {len(rows)} points"] + _summary_lines(grid, rows)))
     print(f"wrote {out / 'results.csv'}, {out / 'report.md'}, "
           + ", ".join(str(out / n) for n in plot_names))
+    for line in _inconclusive_lines(grid, rows):
+        print(line, file=sys.stderr)
     failed = [r for r in rows if r.errors]
     if failed:
-        bad_input = all("bad input" in e for r in failed for e in r.errors)
         print(f"sweep: {len(failed)} point(s) failed; see the report's 'Failed runs'",
               file=sys.stderr)
-        return EXIT_BAD_INPUT if bad_input else EXIT_INTERNAL
-    return EXIT_CLEAN
+    return exit_code(rows)

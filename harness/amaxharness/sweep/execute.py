@@ -4,6 +4,10 @@ Threads are enough: every job is a child process, so the GIL is never the bottle
 thread alone touches the progress bar. On Ctrl-C (or SIGTERM) it stops starting
 jobs, ends the running children, and returns. Each worker caches its job the moment it ends,
 so every finished job survives the interruption.
+
+Each run has a deadline (--point-timeout). The program gets a time budget a little under it, so
+it stops itself and reports what it covered; a run the deadline still kills is inconclusive
+(cause point_timeout), like any check a time cap cut short, never an error and never cached.
 """
 
 from __future__ import annotations
@@ -46,19 +50,67 @@ def _trimmed(raw: dict) -> dict:
     return {**raw, "hazards": kept, "hazards_total": len(hazards)}
 
 
+TIME_BUDGET = "--time-budget"
+
+
+def time_budget(timeout_s: float) -> float:
+    """The program's own time budget for a run with this deadline: a little under it (10%, at
+    least 1 s, at most 30 s; half of a deadline under 2 s), so the program stops itself in time
+    to write its report and says what it covered."""
+    margin = min(max(0.1 * timeout_s, 1.0), 30.0)
+    return timeout_s - margin if timeout_s - margin >= 0.5 * timeout_s else 0.5 * timeout_s
+
+
+def _with_time_budget(args: tuple, timeout_s: float) -> list:
+    """The job's arguments plus the time budget, unless the grid's args set one. Not part of the
+    job (its cache key): a run that finished within the budget is the same run without one."""
+    if TIME_BUDGET in args:
+        return list(args)
+    return [*args, TIME_BUDGET, f"{time_budget(timeout_s):g}"]
+
+
+def _budget_raised_by_deadline(report: dict) -> dict:
+    """A report cut short by the budget the sweep set: the option that raises it is the sweep's
+    --point-timeout, not the program's --time-budget (which the sweep derives from it)."""
+    causes = report.get("cut_short") or []
+    if not any(isinstance(c, dict) and c.get("cause") == "time_budget" for c in causes):
+        return report
+    return {**report, "cut_short": [
+        {**c, "raise_with": "--point-timeout"} if isinstance(c, dict) and
+        c.get("cause") == "time_budget" else c for c in causes]}
+
+
+def _strategy(job: Job) -> str:
+    args = list(job.args)
+    return args[args.index("--strategy") + 1] if "--strategy" in args else ""
+
+
+def _cut_at_deadline(job: Job, timeout_s: float, err: Exception) -> Outcome:
+    """A run killed at the deadline was cut short by a time cap like the program's own budget:
+    inconclusive, not an error. The report stands in for the one the program never wrote."""
+    report = {"verdict": "inconclusive", "hazards": [], "runs": 0, "complete": False,
+              "strategy": _strategy(job),
+              "cut_short": [{"cause": "point_timeout", "limit": timeout_s,
+                             "raise_with": "--point-timeout"}]}
+    return Outcome(returncode=None, report=report, error=str(err), wall_s=timeout_s)
+
+
 def run_one(binary, job: Job, timeout_s: float) -> Outcome:
     try:
-        done = program.run([binary, *job.args], timeout_s=timeout_s)
+        done = program.run([binary, *_with_time_budget(job.args, timeout_s)],
+                           timeout_s=timeout_s)
     except program.Timeout as err:
-        return Outcome(returncode=None, report=None, error=str(err), wall_s=timeout_s)
+        return _cut_at_deadline(job, timeout_s, err)
     if done.returncode in program.REPORT_EXIT_CODES:
         try:
             report = program.read_check_report(done)
         except ProgramError as err:
             return Outcome(returncode=done.returncode, report=None, error=str(err),
                            wall_s=done.wall_s)
-        return Outcome(returncode=done.returncode, report=_trimmed(report.raw), error=None,
-                       wall_s=done.wall_s)
+        raw = _trimmed(report.raw)
+        if TIME_BUDGET not in job.args:
+            raw = _budget_raised_by_deadline(raw)
+        return Outcome(returncode=done.returncode, report=raw, error=None, wall_s=done.wall_s)
     kind = "bad input" if done.returncode == 2 else "failed"
     return Outcome(returncode=done.returncode, report=None,
                    error=f"{kind}: {program.describe_failure(done)}", wall_s=done.wall_s)

@@ -93,6 +93,24 @@ def _point(grid: Grid, point: dict) -> PlannedPoint:
     return PlannedPoint(point=point, safety=safety, timed=timed)
 
 
+# The program's default machine (`check --help`: --topology); --alpha-us or --bus-gbps select
+# the flat α + β·bytes model instead.
+DEFAULT_PRESET = "h100-8x-nvlink-ib400"
+FLAT_OPTIONS = ("--alpha-us", "--bus-gbps")
+
+
+def cost_preset(job: Job | None) -> str:
+    """The cost-model preset a timed run's figures come from, read from its own arguments (the
+    last --topology wins, as on the program's command line); "" without a timed run."""
+    if job is None:
+        return ""
+    args = list(job.args)
+    presets = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "--topology"]
+    if presets:
+        return presets[-1]
+    return "flat" if any(a in FLAT_OPTIONS for a in args) else DEFAULT_PRESET
+
+
 def plan(grid: Grid) -> list[PlannedPoint]:
     return [_point(grid, p) for p in grid.points()]
 

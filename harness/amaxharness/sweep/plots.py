@@ -5,6 +5,10 @@ design, and beside it the time the reduction queued behind earlier collectives; 
 safety run found a hazard are crossed out in red, because a fast design that races is not a
 candidate.
 safety_map: designs × x values, each cell coloured by verdict and labelled with hazard kinds.
+Several points share a cell when the grid's `design` leaves out a knob that varies: the cell then
+shows the worst of their verdicts and how many points it merges, so a hazard is never painted
+over by a clean point.
+Cost figures are the cost model's estimates: the titles say so, with the preset.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from .. import atomic
 from ..program import short_kind
 from .grid import Grid
+from .report import cost_label
 from .results import VERDICT_ERROR, Row
 
 _CELL = {"proven_clean": (0, "#2e7d32", "proven clean (exhaustive search complete)"),
@@ -20,6 +25,11 @@ _CELL = {"proven_clean": (0, "#2e7d32", "proven clean (exhaustive search complet
          "hazard": (3, "#c62828", "hazard"),
          VERDICT_ERROR: (4, "#9e9e9e", "run failed"),
          "none": (5, "#ffffff", "not run")}
+
+# Worst first: the verdict a cell of several points shows. A hazard anywhere in the cell is a
+# hazard; a failed or cut-short point keeps the cell from reading clean; a sample is less than
+# a proof.
+SEVERITY = ("hazard", VERDICT_ERROR, "inconclusive", "no_hazard_found", "proven_clean", "none")
 
 
 def _pyplot():
@@ -102,10 +112,10 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
     wait hides the reduction (exposed 0) still shows what a shared communicator costs it."""
     fig, (exposed, queued) = plt.subplots(1, 2, figsize=(12, 4.8))
     plotted = _plot_figure(exposed, grid, rows, "exposed_amax_latency_us",
-                           "exposed amax-reduction latency (µs)", "exposed amax latency")
+                           "exposed amax-reduction latency (µs)", "modelled exposed amax latency")
     _plot_figure(queued, grid, rows, "amax_queued_us", "amax reduction queued (µs)",
-                 "amax queued behind earlier collectives")
-    fig.suptitle(grid.title, y=1.02)
+                 "modelled amax queued behind earlier collectives")
+    fig.suptitle(f"{grid.title}\n{cost_label(rows)}", y=1.04)
     if plotted:
         # Below both panels: a grid of many designs would hide the lines inside them.
         handles, labels = exposed.get_legend_handles_labels()
@@ -116,34 +126,53 @@ def plot_latency(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
     return names
 
 
-def _cell(row: Row | None) -> tuple[str, str]:
-    if row is None or row.verdict == "skipped":
+def _verdict(row: Row) -> str:
+    if row.verdict in _CELL:
+        return row.verdict
+    return "none" if row.verdict == "skipped" else VERDICT_ERROR
+
+
+def cell(rows: list[Row]) -> tuple[str, str]:
+    """The verdict and label of one cell: the worst verdict of its points, the hazard kinds of
+    all its hazardous points, and how many points it merges when more than one."""
+    if not rows:
         return "none", ""
-    if row.verdict == "hazard":
-        return "hazard", "\n".join(short_kind(k) for k in row.hazard_kinds)
-    if row.verdict == "proven_clean":
-        return "proven_clean", "proof"
-    if row.verdict == "no_hazard_found":
-        return "no_hazard_found", "ok*"
-    if row.verdict == "inconclusive":
-        return "inconclusive", "?"
-    return VERDICT_ERROR, "err"
+    key = min((_verdict(r) for r in rows), key=SEVERITY.index)
+    if key == "hazard":
+        kinds: list = []
+        for r in rows:
+            kinds += [k for k in r.hazard_kinds if k not in kinds]
+        text = "\n".join(short_kind(k) for k in kinds)
+    else:
+        text = {"proven_clean": "proof", "no_hazard_found": "ok*", "inconclusive": "?",
+                VERDICT_ERROR: "err", "none": ""}[key]
+    if len(rows) > 1:
+        text += f"\n(worst of {len(rows)})"
+    return key, text
+
+
+def safety_cells(grid: Grid, rows: list[Row]):
+    """Designs, x values, and per design and x value the cell's verdict and label."""
+    columns = grid.axes[grid.x] if grid.x else [None]
+    designs = _designs(rows)
+    col_of = {repr(v): i for i, v in enumerate(columns)}
+    cells = []
+    for group in designs.values():
+        points: list[list[Row]] = [[] for _ in columns]
+        for r in group:
+            points[col_of[repr(r.point[grid.x])] if grid.x else 0].append(r)
+        cells.append([cell(p) for p in points])
+    return list(designs), columns, cells
 
 
 def plot_safety_map(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    columns = grid.axes[grid.x] if grid.x else [None]
-    designs = _designs(rows)
-    cells = [[_CELL["none"][0]] * len(columns) for _ in designs]
-    texts = [[""] * len(columns) for _ in designs]
-    col_of = {repr(v): i for i, v in enumerate(columns)}
-    for i, group in enumerate(designs.values()):
-        for r in group:
-            j = col_of[repr(r.point[grid.x])] if grid.x else 0
-            key, text = _cell(r)
-            cells[i][j], texts[i][j] = _CELL[key][0], text
+    designs, columns, verdicts = safety_cells(grid, rows)
+    cells = [[_CELL[key][0] for key, _ in row] for row in verdicts]
+    texts = [[text for _, text in row] for row in verdicts]
+    merged = any("worst of" in text for row in texts for text in row)
     width = max(6.0, 0.8 * len(columns) + 3)
     height = max(2.5, 0.6 * len(designs) + 1.5)
     fig, ax = plt.subplots(figsize=(width, height))
@@ -159,9 +188,10 @@ def plot_safety_map(plt, grid: Grid, rows: list[Row], folder) -> list[str]:
                     ax.text(j, i, text, ha="center", va="center", fontsize=size,
                             color="black" if light else "white")
     ax.set_xticks(range(len(columns)), ["" if c is None else str(c) for c in columns])
-    ax.set_yticks(range(len(designs)), list(designs))
+    ax.set_yticks(range(len(designs)), designs)
     ax.set_xlabel(grid.x or "")
-    ax.set_title(f"{grid.title}\nsafety per design")
+    ax.set_title(f"{grid.title}\nsafety per design"
+                 + ("\n(a cell of several points shows the worst verdict)" if merged else ""))
     used = sorted({c for row in cells for c in row})
     legend = [Patch(facecolor=v[1], edgecolor="black", label=v[2]) for v in sorted(_CELL.values())
               if v[0] in used]

@@ -7,11 +7,40 @@ import dataclasses
 from ..program import parse_check_report
 from .cache import Outcome
 from .grid import Grid
-from .plan import PlannedPoint
+from .plan import PlannedPoint, cost_preset
 
 VERDICT_ERROR = "error"
 VERDICT_SKIPPED = "skipped"
 HUNG_KINDS = ("deadlock", "unjoined_collective")
+TIME_UNITS = {"time_budget": " s", "point_timeout": " s"}
+
+
+@dataclasses.dataclass(frozen=True)
+class CutShort:
+    """One cause that cut a run short, as the program's --json "cut_short" names it (or the
+    sweep's own deadline, cause point_timeout): what stopped it, at what limit, and the option
+    that raises the limit."""
+
+    run: str  # "safety" | "timed"
+    cause: str
+    limit: object
+    raise_with: str
+
+    def __str__(self) -> str:
+        value = f"{self.limit:g}" if isinstance(self.limit, float) else self.limit
+        limit = "" if value is None else f"limit {value}{TIME_UNITS.get(self.cause, '')}"
+        raise_with = f"raise with {self.raise_with}" if self.raise_with else ""
+        details = ", ".join(d for d in (limit, raise_with) if d)
+        return f"{self.run}: {self.cause}" + (f" ({details})" if details else "")
+
+
+def cut_short_of(report, run: str) -> list[CutShort]:
+    """The causes an inconclusive report names; one "cause not reported" when it names none."""
+    if report is None or report.verdict != "inconclusive":
+        return []
+    found = [CutShort(run, str(c.get("cause", "")), c.get("limit"), str(c.get("raise_with", "")))
+             for c in report.raw.get("cut_short") or [] if isinstance(c, dict)]
+    return found or [CutShort(run, "cause not reported", None, "")]
 
 
 @dataclasses.dataclass
@@ -32,11 +61,19 @@ class Row:
     errors: list
     safety_wall_s: float | None
     timed_wall_s: float | None
+    cut_short: list = dataclasses.field(default_factory=list)  # CutShort, safety run's first
+    cost_preset: str = ""  # the cost model's preset of the timed run ("" without one)
 
+    # New columns go last, so a reader that indexes columns keeps working.
     CSV_TAIL = ("design", "verdict", "hazard_kinds", "runs", "complete", "strategy", "plan",
                 "iteration_time_us", "exposed_amax_latency_us", "amax_queued_us",
                 "extra_comm_memory_bytes", "timed_verdict", "error", "safety_wall_s",
-                "timed_wall_s")
+                "timed_wall_s", "cut_short")
+
+    @property
+    def inconclusive(self) -> bool:
+        """A run of this point was cut short: its safety verdict or its cost figures."""
+        return self.verdict == "inconclusive" or self.timed_verdict == "inconclusive"
 
     def csv_values(self, keys: list[str]) -> list:
         def blank(v):
@@ -46,7 +83,8 @@ class Row:
             "" if self.complete is None else str(self.complete).lower(), self.strategy, self.plan,
             blank(self.iteration_time_us), blank(self.exposed_amax_latency_us),
             blank(self.amax_queued_us), blank(self.extra_comm_memory_bytes), self.timed_verdict,
-            " | ".join(self.errors), blank(self.safety_wall_s), blank(self.timed_wall_s)]
+            " | ".join(self.errors), blank(self.safety_wall_s), blank(self.timed_wall_s),
+            "; ".join(map(str, self.cut_short))]
 
 
 def design_label(grid: Grid, point: dict) -> str:
@@ -77,6 +115,20 @@ def _plan_label(job) -> str:
     return strategy
 
 
+def _timing(timed, p: PlannedPoint, errors: list):
+    """The cost figures of the timed run and its verdict. A run cut short (inconclusive) has no
+    figures and is no failure; a hung run's times measure nothing."""
+    if timed is None:
+        return None, VERDICT_SKIPPED if p.timed is None else VERDICT_ERROR
+    if timed.verdict == "inconclusive":
+        return None, timed.verdict
+    if set(timed.hazard_kinds) & set(HUNG_KINDS):
+        return None, "hung"
+    if timed.timing is None:
+        errors.append("timed: the report has no timing figures")
+    return timed.timing, timed.verdict
+
+
 def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[Row]:
     rows = []
     for p in planned:
@@ -91,13 +143,10 @@ def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[
             verdict = VERDICT_ERROR
         else:
             verdict = safety.verdict
-        timing = timed.timing if timed else None
-        if timed is not None and timing is None:
-            errors.append("timed: the report has no timing figures")
-        timed_verdict = timed.verdict if timed else \
-            (VERDICT_SKIPPED if p.timed is None else VERDICT_ERROR)
-        if timed is not None and set(timed.hazard_kinds) & set(HUNG_KINDS):
-            timing, timed_verdict = None, "hung"  # a hung run's times measure nothing
+        timing, timed_verdict = _timing(timed, p, errors)
+        cut_short = cut_short_of(safety, "safety")
+        if p.timed != p.safety:  # the timed run doubling as the safety run is listed once
+            cut_short += cut_short_of(timed, "timed")
         rows.append(Row(
             point=p.point, design=design_label(grid, p.point), verdict=verdict,
             hazard_kinds=safety.hazard_kinds if safety else [],
@@ -109,5 +158,6 @@ def build_rows(grid: Grid, planned: list[PlannedPoint], outcomes: dict) -> list[
             extra_comm_memory_bytes=timing.extra_comm_memory_bytes if timing else None,
             timed_verdict=timed_verdict, plan=_plan_label(p.safety),
             errors=errors, safety_wall_s=round(s_out.wall_s, 3) if s_out else None,
-            timed_wall_s=round(t_out.wall_s, 3) if t_out else None))
+            timed_wall_s=round(t_out.wall_s, 3) if t_out else None,
+            cut_short=cut_short, cost_preset=cost_preset(p.timed)))
     return rows
