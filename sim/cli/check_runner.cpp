@@ -36,7 +36,10 @@ CheckOutcome run_check(const Scenario& scenario, const CheckRequest& request) {
   outcome.result = sched::explore(scenario, request.explore);
   outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const sched::TimedRun* timing = outcome.result.timing ? &*outcome.result.timing : nullptr;
-  if (timing) outcome.cost = cost_figures(scenario, *timing, timing->cost, request.iterations, request.separate_amax_comm);
+  // Cost figures only for a run that finished: the time up to a hang is no iteration time.
+  if (timing && timing->finished) {
+    outcome.cost = cost_figures(scenario, *timing, timing->cost, request.iterations, request.separate_amax_comm);
+  }
   if (outcome.result.first_failure) {
     outcome.trace_path = trace_path;
     create_parent_folders(outcome.trace_path);

@@ -116,6 +116,8 @@ void print_human(const Scenario& scenario, const CheckArgs& args, const CheckReq
                " (amax all-reduce: {}, {:.1f} us alone)\n",
                outcome.cost->iteration_time_us, outcome.cost->exposed_amax_latency_us, outcome.cost->amax_queued_us,
                outcome.cost->extra_comm_memory_bytes >> 20, outcome.cost->amax_algo, outcome.cost->amax_collective_us);
+  } else if (r.timing && !r.timing->finished) {
+    fmt::print("timing: none: the timed run got stuck, and the time up to a hang is no iteration time\n");
   }
   std::vector<Hazard> hazards;
   for (const auto& found : r.hazards) hazards.push_back(found.hazard);

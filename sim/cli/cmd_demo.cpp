@@ -21,7 +21,7 @@ void register_demo(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--junit-xml", options->junit_xml, "write a JUnit XML report (one testcase per design point)");
   sub->add_flag("--json", options->json, "machine-readable output");
-  sub->footer(exit_codes_help);
+  sub->footer(suite_exit_codes_help);
   add_command(app, sub, [options] {
     const Suite suite = suite_from_json(nlohmann::json::parse(demo_suite_json), demo_suite_path, ".");
     return run_suite_command(suite, *options);

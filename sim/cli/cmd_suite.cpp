@@ -69,7 +69,12 @@ JunitSuite junit_of(const Suite& suite, const std::vector<CaseRun>& runs) {
     jc.classname = "amaxcheck.suite." + slug(suite.name);
     jc.name = c.name;
     jc.time_s = run.outcome.seconds;
-    jc.system_out = command_of(c, run);
+    // What the case rests on, met or not: a case met by a few sampled runs must not read like one
+    // met by a proof (the verdict notes say which, with the runs and what they covered).
+    std::string notes;
+    for (const std::string& line : verdict_notes(run.outcome.result, c.explore)) notes += line + "\n";
+    jc.system_out = fmt::format("expected: {}\ngot: {} ({})\n{}\n{}{}", describe(c.expect), run.judgement.got,
+                                explored(run.outcome), verdict_headline(run.outcome.result), notes, command_of(c, run));
     if (run.judgement.status != CaseStatus::met) {
       const bool inconclusive = run.judgement.status == CaseStatus::inconclusive;
       jc.outcome = inconclusive ? JunitCase::Outcome::error : JunitCase::Outcome::failure;
@@ -193,8 +198,7 @@ void register_suite(CLI::App& app) {
   auto* sub = app.add_subcommand(
       "suite", "run an expectation suite: cases of scenario, strategy, budget and expected verdict (exit 0 every "
                "case met its expectation, 1 one did not, 2 bad input, 4 a case was inconclusive)");
-  sub->footer("exit codes: 0 every case met its expectation, 1 a case did not (named in the summary), 2 bad input, 3 "
-              "internal error, 4 no case failed but one was inconclusive within its budget");
+  sub->footer(suite_exit_codes_help);
   sub->add_option("file", *file, "the suite file (JSON; format in traces/suites/README.md)")->required();
   sub->add_option("--jobs", options->jobs, "cases run at once (results do not depend on it)")->capture_default_str();
   sub->add_option("--out", options->out_dir, "folder for counterexample traces and timelines (default out/suites/<suite>)");

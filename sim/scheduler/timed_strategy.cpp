@@ -262,7 +262,10 @@ void TimedStrategy::on_step(const Step& step) {
   run_.makespan_us = std::max(run_.makespan_us, end);
 }
 
-void TimedStrategy::end_run(const RunResult& run) { keep_timing_ = run.outcome != RunOutcome::step_limit; }
+void TimedStrategy::end_run(const RunResult& run) {
+  keep_timing_ = run.outcome != RunOutcome::step_limit;
+  run_.finished = run.outcome == RunOutcome::finished;
+}
 
 void TimedStrategy::report(ExploreResult& result) const {
   if (keep_timing_) result.timing = run_;

@@ -74,6 +74,9 @@ struct TimedRun {
   double makespan_us = 0;            ///< the largest rank_end_us
   std::vector<std::uint32_t> rank_node;  ///< per rank: its node (from the device indices)
   CostModel cost;                    ///< the model the run was priced with (its figures read it)
+  /// The run reached its end. A run that got stuck (a deadlock, a collective some member never
+  /// joins) keeps its times for its trace's timeline, but they are no iteration's cost.
+  bool finished = false;
 };
 
 /// Node of each rank: a device index that does not grow past the previous rank's starts a node.

@@ -77,6 +77,19 @@ TEST(CheckCli, json_carries_the_verdict_kind_and_what_cut_it_short) {
   }
 }
 
+TEST(CheckCli, a_timed_run_that_hangs_has_no_cost_figures) {
+  // A rank-dependent launch order on the shared communicator deadlocks in every schedule.
+  const std::vector<std::string> hung = {"check", "te-async", "--dp", "2", "--modules", "1", "--iters", "1", "--comm",
+                                         "shared", "--amax-order", "rank-dependent", "--strategy", "timed"};
+  const Ran text = amaxcheck(hung);
+  ASSERT_EQ(text.code, exit_hazard) << text.out << text.err;
+  EXPECT_NE(text.out.find("timing: none: the timed run got stuck"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("timing: iteration"), std::string::npos) << text.out;
+  const Ran json = amaxcheck(with(hung, {"--json"}));
+  ASSERT_EQ(json.code, exit_hazard) << json.out << json.err;
+  EXPECT_FALSE(nlohmann::json::parse(json.out).contains("timing")) << json.out;
+}
+
 TEST(CheckCli, the_schedule_cap_is_inconclusive_exit_4) {
   // Two threads signalling one flag twice: C(4, 2) = 6 classes, so one schedule cannot cover them.
   const Ran r = amaxcheck({"check", signalling_file(2, 2), "--strategy", "exhaustive", "--max-schedules", "1"});
