@@ -88,6 +88,13 @@ void CollectiveDetector::report_mismatch(CommId comm, std::uint64_t seq, const s
     const Op& op = *sites[i].op;
     // The engine's rendezvous uses the same rule: a pair it refuses to complete is reported here.
     const char* why = collective_disagreement(other, op);
+    // NCCL matches a communicator's collectives by their order alone: two different ops of one
+    // signature (an amax reduction against a gradient bucket of the same size) complete together
+    // and exchange each other's data, the silent form of a misordering. Ops are told apart by
+    // their names, which every member gives the same logical op.
+    if (why == nullptr && !other.name.empty() && !op.name.empty() && other.name != op.name) {
+      why = "same signature, different ops (NCCL reduces them together)";
+    }
     if (why == nullptr) continue;
     Hazard h;
     h.kind = HazardKind::collective_mismatch;

@@ -37,7 +37,7 @@ struct HazardKindInfo {
 // clang-format off
 inline constexpr std::array<HazardKindInfo, 7> hazard_kind_table{{
   {HazardKind::data_race,           "data_race",           "race",       "conflicting accesses with no happens-before"},
-  {HazardKind::collective_mismatch, "collective_mismatch", "mismatch",   "matched collectives disagree on kind/count/dtype/op/root"},
+  {HazardKind::collective_mismatch, "collective_mismatch", "mismatch",   "matched collectives disagree on kind/count/dtype/op/root, or are different ops (by name)"},
   {HazardKind::ordering_hazard,     "ordering_hazard",     "order",      "collectives on one comm issued by unordered host threads"},
   {HazardKind::unjoined_collective, "unjoined_collective", "unjoined",   "a member never issued a collective others wait in"},
   {HazardKind::deadlock,            "deadlock",            "deadlock",   "work remains and nothing can progress"},

@@ -52,6 +52,41 @@ TEST(CollectiveDetector, reports_a_collective_order_swapped_on_one_rank_of_a_sha
   }
 }
 
+/// Seed hazard 2's silent form: an amax and a gradient all-reduce of one signature, swapped on
+/// rank 1. NCCL matches them by order and reduces each with the other: no size tells them apart.
+Scenario same_signature_swapped(bool swap_on_rank1) {
+  ScenarioBuilder b("same_signature");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId amax = b.buffer(r, "amax", 1, {1.0f + static_cast<float>(r)});
+    const BufferId grad = b.buffer(r, "grad", 1, {5.0f});
+    Op first = ScenarioBuilder::all_reduce(s, dp, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce");
+    Op second = ScenarioBuilder::all_reduce(s, dp, {grad, 0, 1}, {grad, 0, 1}, "grad_bucket");
+    if (r == r1 && swap_on_rank1) std::swap(first, second);
+    b.op(r, t, first);
+    b.op(r, t, second);
+  }
+  return b.build();
+}
+
+TEST(CollectiveDetector, reports_two_different_ops_of_one_signature_matched_by_a_swapped_order) {
+  const auto hazards = run_once(same_signature_swapped(true));
+  ASSERT_TRUE(has(hazards, HazardKind::collective_mismatch));
+  EXPECT_FALSE(has(hazards, HazardKind::deadlock)) << "same signature: the collective completes (with wrong data)";
+  std::vector<std::string> summaries;  // one per collective: #0 and #1 both pair different ops
+  for (const auto& h : hazards) {
+    if (h.kind == HazardKind::collective_mismatch) summaries.push_back(h.summary);
+  }
+  ASSERT_EQ(summaries.size(), 2u);
+  EXPECT_THAT(summaries, ::testing::Contains(::testing::StartsWith(
+                             "same signature, different ops (NCCL reduces them together) on comm dp collective #0: rank 0 "
+                             "issued amax_reduce (all_reduce count=1 dtype=f32 op=max) but rank 1 issued grad_bucket")));
+  EXPECT_TRUE(run_once(same_signature_swapped(false)).empty());
+}
+
 TEST(CollectiveDetector, is_silent_when_every_rank_issues_the_same_order) {
   EXPECT_TRUE(run_once(two_collectives_on_one_comm(false, false)).empty());
 }
