@@ -65,6 +65,25 @@ std::string where_threads_are(const Engine::State& st, RankId r) {
   return at.empty() ? "its threads have finished" : fmt::format("{}", fmt::join(at, ", "));
 }
 
+/// Threads of rank `r` whose program, from where each is, still holds an op that `wanted`
+/// accepts: only they can issue what a stuck op waits for. A wait-for edge to a thread that
+/// will never issue it would make a missing op read like an ordering cycle.
+template <class Wanted>
+std::vector<ThreadId> threads_that_may_issue(const Engine::State& st, RankId r, Wanted wanted) {
+  std::vector<ThreadId> out;
+  const Rank& rank = st.scenario.ranks[r];
+  for (ThreadId t = 0; t < rank.threads.size(); ++t) {
+    const auto& program = rank.threads[t].program;
+    for (std::size_t pc = st.ranks[r].threads[t].pc; pc < program.size(); ++pc) {
+      if (wanted(program[pc])) {
+        out.push_back(t);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 /// Members of `comm` that have not joined collective `seq`: those that never issued it, and
 /// those that issued it but whose stream has not reached it, naming the op it is blocked behind.
 void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, Stuck& out) {
@@ -84,8 +103,16 @@ void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, St
                                 : fmt::format("rank {} issued it ({}) but its stream {} is blocked behind {}", r, mine.name,
                                               stream, queue.front().op->name));
     } else {
-      out.missing_ranks.push_back(r);
-      for (ThreadId t = 0; t < st.ranks[r].threads.size(); ++t) out.waits_on.push_back(thread_key(r, t));
+      const auto may_issue = threads_that_may_issue(st, r, [comm](const Op& o) {
+        return is_collective(o.kind) && o.comm == comm && !is_discarded_collective(o);
+      });
+      if (may_issue.empty()) {
+        out.blocked.push_back(fmt::format("rank {} never issues it: its program has no collective left on comm {} ({})", r,
+                                          c.name, where_threads_are(st, r)));
+      } else {
+        out.missing_ranks.push_back(r);
+        for (ThreadId t : may_issue) out.waits_on.push_back(thread_key(r, t));
+      }
     }
   }
 }
@@ -114,7 +141,8 @@ void describe_joined_p2p(const Engine::State& st, RankId r, const QueuedOp& q, S
   const auto& other = send ? it->second.recv : it->second.send;
   if (it != pairs.end() && other) {
     const char* why = p2p_disagreement(*it->second.send->op, *it->second.recv->op);
-    out.blocked.push_back(fmt::format("rank {} started the matching {} ({}) but they disagree ({}), so it never completes",
+    out.blocked.push_back(fmt::format("rank {} started the matching {} ({}) but they disagree ({}): NCCL's behaviour is "
+                                      "undefined (wrong data or a hang), and the model stops here",
                                       peer, other_kind, other->op->name, why ? why : "?"));
     out.waiting_for = fmt::format("the matching {} on rank {}, which disagrees with it", other_kind, peer);
     return;
@@ -137,8 +165,19 @@ void describe_joined_p2p(const Engine::State& st, RankId r, const QueuedOp& q, S
       return;
     }
   }
+  const OpKind matching = send ? OpKind::recv : OpKind::send;
+  const auto may_issue = threads_that_may_issue(st, peer, [&](const Op& o) {
+    return o.kind == matching && o.comm == op.comm && static_cast<int>(o.peer) == mine;
+  });
+  if (may_issue.empty()) {
+    out.blocked.push_back(fmt::format("rank {} never issues the matching {}: its program has none left to rank {} on comm {} "
+                                      "({})",
+                                      peer, other_kind, r, comm.name, where_threads_are(st, peer)));
+    out.waiting_for = fmt::format("the matching {} on rank {}, which its program never issues", other_kind, peer);
+    return;
+  }
   out.missing_ranks.push_back(peer);
-  for (ThreadId t = 0; t < st.ranks[peer].threads.size(); ++t) out.waits_on.push_back(actor_key({ActionKind::issue, peer, t}));
+  for (ThreadId t : may_issue) out.waits_on.push_back(actor_key({ActionKind::issue, peer, t}));
   out.waiting_for = fmt::format("the matching {} on rank {}, which never issued it ({})", other_kind, peer, where_threads_are(st, peer));
 }
 
@@ -172,7 +211,10 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
                         : fmt::format("collective #{} on comm {}", q.seq, comm);
     missing_members(st, op.comm, q.seq, out);
     if (!agree) {
-      out.blocked.push_back(fmt::format("its members joined it with mismatched ops ({}), so it never completes", fmt::join(joined, ", ")));
+      // NCCL leaves a mismatch undefined (wrong data or a hang); the model completes nothing.
+      out.blocked.push_back(fmt::format("its members joined it with mismatched ops ({}): NCCL's behaviour is undefined "
+                                        "(wrong data or a hang), and the model stops here",
+                                        fmt::join(joined, ", ")));
     }
     out.waiting_for = agree ? fmt::format("the other members of comm {} to join collective #{}: {}", comm, q.seq, missing_text(st, out))
                             : fmt::format("collective #{} on comm {}, whose members issued mismatched ops", q.seq, comm);

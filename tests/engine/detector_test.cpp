@@ -40,7 +40,7 @@ TEST(CollectiveDetector, reports_a_collective_order_swapped_on_one_rank_of_a_sha
   for (const auto& h : hazards) {
     if (h.kind == HazardKind::deadlock) {
       EXPECT_NE(h.summary.find("hang: ranks wait in collective #0 on comm dp: its members joined it with mismatched ops (rank 0 amax_reduce, "
-                          "rank 1 grad_bucket), so it never completes"),
+                          "rank 1 grad_bucket): NCCL's behaviour is undefined (wrong data or a hang), and the model stops here"),
                 std::string::npos)
           << h.summary;
     }
@@ -97,7 +97,7 @@ TEST(CollectiveDetector, reports_a_collective_one_rank_never_issues) {
   ASSERT_TRUE(has(hazards, HazardKind::deadlock));
   for (const auto& h : hazards) {
     if (h.kind == HazardKind::deadlock) {
-      EXPECT_NE(h.summary.find("collective #1 on comm dp (grad_bucket): rank(s) 1 never issued it"), std::string::npos)
+      EXPECT_NE(h.summary.find("collective #1 on comm dp (grad_bucket): rank 1 never issues it: its program has no collective left on comm dp"), std::string::npos)
           << h.summary;
       EXPECT_FALSE(is_wait_for_cycle(h)) << h.summary;
     }
@@ -160,6 +160,39 @@ Scenario issued_behind_a_collective_never_matched() {
   return b.build();
 }
 
+/// Rank 0 issues A (comm c1), waits for it, then B (comm c2); rank 1 issues B and waits for it,
+/// but its program has no A. A missing op, not an ordering: no wait-for cycle may be claimed.
+Scenario a_member_whose_program_lacks_the_collective() {
+  ScenarioBuilder b("missing_collective");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c1 = b.comm("c1", {r0, r1}), c2 = b.comm("c2", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "s"), u = b.stream(r, "t");
+    const BufferId x = b.buffer(r, "x", 1, {1.0f});
+    if (r == r0) {
+      b.op(r, t, ScenarioBuilder::all_reduce(s, c1, {x, 0, 1}, {x, 0, 1}, "A"));
+      b.op(r, t, ScenarioBuilder::host(OpKind::stream_synchronize, s));
+    }
+    b.op(r, t, ScenarioBuilder::all_reduce(u, c2, {x, 0, 1}, {x, 0, 1}, "B"));
+    if (r == r1) b.op(r, t, ScenarioBuilder::host(OpKind::stream_synchronize, u));
+  }
+  return b.build();
+}
+
+TEST(DeadlockDetector, a_collective_missing_from_a_member_s_program_is_no_wait_for_cycle) {
+  const auto hazards = run_once(a_member_whose_program_lacks_the_collective());
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::deadlock) continue;
+    EXPECT_FALSE(is_wait_for_cycle(h)) << h.summary;
+    EXPECT_NE(h.summary.find("collective #0 on comm c1 (A): rank 1 never issues it: its program has no collective left on "
+                             "comm c1"),
+              std::string::npos)
+        << h.summary;
+  }
+}
+
 TEST(DeadlockDetector, tells_a_collective_issued_behind_a_blocked_op_from_one_never_issued) {
   const auto hazards = run_once(issued_behind_a_collective_never_matched());
   ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
@@ -168,8 +201,8 @@ TEST(DeadlockDetector, tells_a_collective_issued_behind_a_blocked_op_from_one_ne
     EXPECT_FALSE(is_wait_for_cycle(h)) << h.summary;
     EXPECT_EQ(h.summary,
               "hang: ranks wait in collective #0 on comm amax (amax_reduce): rank 1 issued it (amax_reduce) but its "
-              "stream nccl is blocked behind grad_bucket; and in collective #0 on comm dp (grad_bucket): rank(s) 0 "
-              "never issued it");
+              "stream nccl is blocked behind grad_bucket; and in collective #0 on comm dp (grad_bucket): rank 0 "
+              "never issues it: its program has no collective left on comm dp (its threads have finished)");
     EXPECT_EQ(h.summary.find("have not joined"), std::string::npos) << h.summary;
     bool rank0_detail = false;
     for (const std::string& line : h.details) {
@@ -177,7 +210,7 @@ TEST(DeadlockDetector, tells_a_collective_issued_behind_a_blocked_op_from_one_ne
                                 "collective #0: rank 1 issued it (amax_reduce) but its stream nccl is blocked behind "
                                 "grad_bucket") != std::string::npos;
       if (line.rfind("rank 1 stream nccl grad_bucket", 0) == 0) {
-        EXPECT_NE(line.find("rank 0 never issued it (its threads have finished)"), std::string::npos) << line;
+        EXPECT_NE(line.find("rank 0 never issues it: its program has no collective left on comm dp (its threads have finished)"), std::string::npos) << line;
       }
     }
     EXPECT_TRUE(rank0_detail) << litmus::describe(hazards);
