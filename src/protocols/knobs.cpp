@@ -176,10 +176,16 @@ std::vector<KnobEntry> make_table() {
                             "gradient flows through"));
   table.push_back(choice_knob("reduce-at", &ProtocolKnobs::reduce_at,
                               "delayed scaling: where the forward amax reduction is launched (te-sync also waits there). "
-                              "exit: at fp8_autocast exit (TE 1.x); next-entry: at the next autocast's entry; "
-                              "first-module: in the next autocast's first module, and the backward reduction at the end of "
-                              "the forward's first module's backward (early TE: never launched when that module is --frozen, "
-                              "so the backward amaxes are consumed unreduced)"));
+                              "exit: at fp8_autocast exit (every TE release); next-entry: at the next autocast's entry; "
+                              "first-module: in the next autocast's first module (no TE release known; with "
+                              "--reduce-at-bwd auto it also ties te-sync's backward reduction to the first module)"));
+  table.push_back(choice_knob("reduce-at-bwd", &ProtocolKnobs::reduce_at_bwd,
+                              "delayed scaling: where the backward amax reduction is launched. first-module: at the end of "
+                              "the backward of the forward's first training module (TE v0.8-v1.5's _prepare_backward on "
+                              "fp8_meta[\"first_module\"]: never launched when that module is --frozen, so the backward "
+                              "amaxes are consumed unreduced); last-backward: after the last module to run backward (TE "
+                              "v1.6+); auto: first-module for te-async (TE v0.8-v1.5's async path) and for te-sync with "
+                              "--reduce-at first-module, last-backward otherwise"));
   table.push_back(choice_knob("registration", &ProtocolKnobs::registration,
                               "delayed scaling: amax slots registered per autocast by the modules that run (dynamic: a "
                               "module that does not run shrinks that rank's buffer), or every module's slots in every "
