@@ -153,7 +153,7 @@ std::vector<ProtocolDoc> protocol_docs() {
        "handles; the backward reduction at the end of the forward's first module's backward (TransformerEngine "
        "v0.8-v1.5, --reduce-at-bwd)"},
       {"current-scaling",
-       "an inline amax all-reduce and wait for every quantization, over the TP (x CP) group by default"},
+       "an inline amax all-reduce and wait for every quantization, over the TP group by default"},
   };
 }
 

@@ -133,8 +133,9 @@ std::vector<KnobEntry> make_table() {
   {
     KnobEntry group;
     group.doc = {"group", "", "auto|dp|tp|tp-dp|world|0,1,2-3/4-7",
-                 "amax reduction group (CP ranks join every named group); auto = tp-dp for delayed "
-                 "scaling, tp for current scaling; explicit lists must partition the ranks"};
+                 "amax reduction group: dp = DP x CP, tp = the TP group alone, tp-dp = TP x CP x DP within a "
+                 "stage; auto = tp-dp for delayed scaling, tp for current scaling; explicit lists must "
+                 "partition the ranks"};
     group.set = [](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
       auto parsed = knobs::parse_group(v);
       if (const auto* error = std::get_if<std::string>(&parsed)) return *error;

@@ -225,10 +225,10 @@ struct EnumNames<Direction> {
       EnumName<Direction>{Direction::forward, "forward"},
       EnumName<Direction>{Direction::backward, "backward"}};
 };
-/// The amax reduction group. CP ranks hold replicas / shards of the same tensors, so every
-/// named group includes them: `dp` = DP x CP (Megatron's gradient group), `tp` = TP x CP,
-/// `tp_dp` = TP x CP x DP within a pipeline stage, `world` = every rank. `automatic` is
-/// `tp_dp` for delayed scaling and `tp` for current scaling.
+/// The amax reduction group. `dp` = DP x CP (Megatron's gradient group), `tp` = the TP group
+/// alone (TE's tp_group, which current scaling's quantizers reduce over), `tp_dp` = TP x CP x DP
+/// within a pipeline stage (Megatron's amax reduction group with context parallelism), `world` =
+/// every rank. `automatic` is `tp_dp` for delayed scaling and `tp` for current scaling.
 enum class GroupKind : std::uint8_t { automatic, dp, tp, tp_dp, world, explicit_lists };
 /// Parallel dimensions, for the rank ordering (fastest-varying first).
 enum class Dim : std::uint8_t { tp, cp, dp, pp };
