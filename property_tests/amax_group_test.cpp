@@ -3,7 +3,7 @@
 // ones, the correct partition spelt out, and arbitrary partitions), a race-free protocol is
 // clean if and only if every amax group is exactly a set of ranks that share their tensors:
 // - delayed scaling: the ranks of one pipeline stage (TP/CP shards and DP replicas);
-// - current scaling: the TP x CP ranks of one DP index and stage (one tensor's shards).
+// - current scaling: the TP ranks of one DP index, CP index and stage (one tensor's shards).
 // A group that leaves a sharer out diverges or mismatches; one that takes in a rank that does
 // not share the tensor mixes values the reference does not.
 //
@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "failure_report.h"
 #include "observed_run.h"
@@ -29,11 +30,11 @@ using Partition = std::vector<std::vector<RankId>>;
 /// The ranks that must agree, grouped by the coordinates they must have in common.
 Partition must_agree(const ProtocolKnobs& k) {
   const Layout layout(k);
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<RankId>> by_key;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<RankId>> by_key;
   for (RankId r = 0; r < layout.world(); ++r) {
     const Coord c = layout.coord(r);
-    const std::uint32_t dp = k.protocol == ProtocolName::current_scaling ? c.dp : 0;
-    by_key[{c.pp, dp}].push_back(r);
+    const bool current = k.protocol == ProtocolName::current_scaling;
+    by_key[{c.pp, current ? c.dp : 0, current ? c.cp : 0}].push_back(r);
   }
   Partition out;
   for (auto& [key, ranks] : by_key) out.push_back(ranks);

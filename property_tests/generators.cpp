@@ -221,14 +221,18 @@ ProtocolKnobs gen_safe(std::uint32_t max_world) {
       k.protocol == ProtocolName::current_scaling) {
     k.amax_order = *rc::gen::element(AmaxOrder::same, AmaxOrder::rank_dependent);
   }
-  // Where delayed scaling's forward reduction goes out. first-module launches it in the next
-  // autocast's first *registering* module, so an evaluation-mode module ahead of it copies back
-  // an unreduced buffer, and it ties the backward reduction to the forward's first module, which
-  // a frozen module never reaches (variants_test.cpp has both): neither with first-module.
+  // Where delayed scaling's reductions go out. A forward reduction in the first module (--reduce-at
+  // first-module) is launched in the next autocast's first *registering* module, so an
+  // evaluation-mode module ahead of it copies back an unreduced buffer; a backward reduction tied to
+  // the forward's first module (--reduce-at-bwd first-module, te-async's default) is never launched
+  // when that module is frozen (reduce_point_test.cpp has both): no evaluation-mode modules with the
+  // first, no frozen ones with the second.
   if (k.protocol != ProtocolName::current_scaling) {
     k.reduce_at = *rc::gen::element(ReducePoint::exit, ReducePoint::next_entry, ReducePoint::first_module);
+    k.reduce_at_bwd = *rc::gen::element(BwdReducePoint::automatic, BwdReducePoint::first_module, BwdReducePoint::last_backward);
   }
   const bool first_module = k.reduce_at == ReducePoint::first_module;
+  const bool backward_first_module = k.protocol != ProtocolName::current_scaling && reduce_at_bwd_of(k) == BwdReducePoint::first_module;
   if (k.protocol != ProtocolName::current_scaling) {
     k.registration = *rc::gen::element(Registration::dynamic, Registration::static_slots);
     if (k.registration == Registration::static_slots) k.unrun = *rc::gen::element(UnrunUpdate::update, UnrunUpdate::keep);
@@ -236,7 +240,7 @@ ProtocolKnobs gen_safe(std::uint32_t max_world) {
   // te-async waits on the handle in the first *training* module only, so an evaluation-mode
   // module that runs before it still copies back unwaited: UnsafeDesign::evaluation_module_first.
   if (k.protocol != ProtocolName::te_async && !first_module) gen_evals(k);
-  if (!first_module) gen_frozen(k);
+  if (!backward_first_module) gen_frozen(k);
   if (k.protocol != ProtocolName::current_scaling) gen_repeats(k);
   gen_group_skips(k);
   gen_inputs(k);

@@ -7,8 +7,9 @@
 /// - safe designs: te-sync, te-async waiting before the copy-back on a separate communicator
 ///   in the same order on every rank (without evaluation-mode modules: TE waits only in
 ///   training modules, so an eval-mode module ahead of them races; an unsafe design below),
-///   and current scaling; any --reduce-at (first-module without evaluation-mode or frozen
-///   modules) and frozen modules (--frozen). Skips are generated per rank but
+///   and current scaling; any --reduce-at (first-module without evaluation-mode modules) and
+///   --reduce-at-bwd, and frozen modules (--frozen) where the backward reduction is not tied to
+///   the first module (last-backward). Skips are generated per rank but
 ///   applied to every rank of the skipper's amax group, since a module that registers on some
 ///   members of a group and not others makes their reductions mismatch (that is an unsafe
 ///   design of its own, below);

@@ -145,13 +145,15 @@ const char* to_string(Direction dir) { return enum_name(dir); }
 std::vector<ProtocolDoc> protocol_docs() {
   return {
       {"te-sync",
-       "delayed scaling; synchronous amax all-reduce at autocast exit (current TransformerEngine); the backward "
-       "reduction goes out at the end of the first module's backward"},
+       "delayed scaling; synchronous amax all-reduce at autocast exit (TransformerEngine v1.6+); the backward "
+       "reduction goes out after the last module to run backward (--reduce-at-bwd)"},
       {"te-async",
        "delayed scaling; asynchronous amax all-reduce whose handle the first module of the next autocast waits on "
-       "(--wait before-copy|after-copy for the forward, --wait-bwd for the backward); separate forward and backward handles"},
+       "(--wait before-copy|after-copy for the forward, --wait-bwd for the backward); separate forward and backward "
+       "handles; the backward reduction at the end of the forward's first module's backward (TransformerEngine "
+       "v0.8-v1.5, --reduce-at-bwd)"},
       {"current-scaling",
-       "an inline amax all-reduce and wait for every quantization, over the TP (x CP) group by default"},
+       "an inline amax all-reduce and wait for every quantization, over the TP group by default"},
   };
 }
 

@@ -1,6 +1,6 @@
 // Current scaling: every quantization computes its tensor's amax, all-reduces it (MAX) over
-// the amax group (TP x CP by default, for sequence-parallel tensors) and waits at once, then
-// derives the scale from that amax alone (a history of one) and casts. An empty input (--empty)
+// the amax group (by default the TP group, TE Linear's tp_group, for sequence-parallel tensors)
+// and waits at once, then derives the scale from that amax alone (a history of one) and casts. An empty input (--empty)
 // has an amax of 0: the quantizer joins the reduction with it (--empty-quantize join) or returns
 // before the reduction (return-early), which leaves its peers waiting. With --sp-gather fp8 tensor 0
 // is then all-gathered over the TP group, its amax reduced (TE's quantizer with_amax_reduction over

@@ -8,13 +8,15 @@
 // buffer is all-reduced (MAX) over the amax group. te-sync waits at once (work.wait() on the
 // compute stream); te-async keeps the handle, and the first registering module of the next
 // autocast waits on it, before or after its own copy-back (the seed hazard). The backward
-// mirrors this with its own buffer, handle and E5M2 scales; its reduction goes out at the end
-// of the backward of the first module (the last to run backward). Forward and backward place
-// their waits separately (`wait`, `wait-bwd`): the TE release with the bug waited late in the
-// forward only.
+// mirrors this with its own buffer, handle and E5M2 scales; its reduction goes out after the
+// last module to run backward, or at the end of the backward of the forward's first module
+// (--reduce-at-bwd; te-async's default, as TE v0.8-v1.5 did), which a --frozen first module never
+// reaches. Forward and backward place their waits separately (`wait`, `wait-bwd`): the TE release
+// with the bug waited late in the forward only.
 //
 // Variants: --reduce-at moves the forward reduction to the next autocast's entry or into its
-// first registering module (and ties the backward one to the forward's first module); with
+// first registering module (and, with --reduce-at-bwd auto, ties te-sync's backward one to the
+// forward's first module); with
 // --registration static every module owns slot m of every buffer, and with --unrun update the
 // slots of modules that did not register are copied back and updated once their reduction is
 // waited on (delayed_update_unrun). Static slots give an autocast in which no module registered

@@ -290,12 +290,13 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
                "gemm_wgrad", origin(a, m, fmt::format("backward wgrad into bucket {}", bucket)));
       }
     }
-    // The backward reduction goes out after the last module to run backward, or (first-module)
-    // at the end of the forward's first module's backward, which a frozen module never reaches.
-    // Static slots: every rank reduces its buffer, whether or not any of its modules ran backward
-    // (with first-module and no module that ran forward, at the end of the backward).
+    // The backward reduction goes out after the last module to run backward (--reduce-at-bwd
+    // last-backward), or (first-module) at the end of the forward's first module's backward, which
+    // a frozen module never reaches. Static slots: every rank reduces its buffer, whether or not any
+    // of its modules ran backward (with first-module and no module that ran forward, at the end of
+    // the backward).
     const bool reduce_here =
-        delayed() && (knobs_.reduce_at == ReducePoint::first_module
+        delayed() && (reduce_at_bwd_of(knobs_) == BwdReducePoint::first_module
                           ? (registers && m == forward_first.value_or(m)) || (static_slots() && !forward_first && m == 0)
                           : (registers && m == registered.back() && !static_slots()) || (static_slots() && m == 0));
     if (reduce_here && !reduce_after_buckets) delayed_backward_reduction(rs, a, global);

@@ -133,8 +133,9 @@ std::vector<KnobEntry> make_table() {
   {
     KnobEntry group;
     group.doc = {"group", "", "auto|dp|tp|tp-dp|world|0,1,2-3/4-7",
-                 "amax reduction group (CP ranks join every named group); auto = tp-dp for delayed "
-                 "scaling, tp for current scaling; explicit lists must partition the ranks"};
+                 "amax reduction group: dp = DP x CP, tp = the TP group alone, tp-dp = TP x CP x DP within a "
+                 "stage; auto = tp-dp for delayed scaling, tp for current scaling; explicit lists must "
+                 "partition the ranks"};
     group.set = [](ProtocolKnobs& k, const std::string& v) -> std::optional<std::string> {
       auto parsed = knobs::parse_group(v);
       if (const auto* error = std::get_if<std::string>(&parsed)) return *error;
@@ -176,10 +177,16 @@ std::vector<KnobEntry> make_table() {
                             "gradient flows through"));
   table.push_back(choice_knob("reduce-at", &ProtocolKnobs::reduce_at,
                               "delayed scaling: where the forward amax reduction is launched (te-sync also waits there). "
-                              "exit: at fp8_autocast exit (TE 1.x); next-entry: at the next autocast's entry; "
-                              "first-module: in the next autocast's first module, and the backward reduction at the end of "
-                              "the forward's first module's backward (early TE: never launched when that module is --frozen, "
-                              "so the backward amaxes are consumed unreduced)"));
+                              "exit: at fp8_autocast exit (every TE release); next-entry: at the next autocast's entry; "
+                              "first-module: in the next autocast's first module (no TE release known; with "
+                              "--reduce-at-bwd auto it also ties te-sync's backward reduction to the first module)"));
+  table.push_back(choice_knob("reduce-at-bwd", &ProtocolKnobs::reduce_at_bwd,
+                              "delayed scaling: where the backward amax reduction is launched. first-module: at the end of "
+                              "the backward of the forward's first training module (TE v0.8-v1.5's _prepare_backward on "
+                              "fp8_meta[\"first_module\"]: never launched when that module is --frozen, so the backward "
+                              "amaxes are consumed unreduced); last-backward: after the last module to run backward (TE "
+                              "v1.6+); auto: first-module for te-async (TE v0.8-v1.5's async path) and for te-sync with "
+                              "--reduce-at first-module, last-backward otherwise"));
   table.push_back(choice_knob("registration", &ProtocolKnobs::registration,
                               "delayed scaling: amax slots registered per autocast by the modules that run (dynamic: a "
                               "module that does not run shrinks that rank's buffer), or every module's slots in every "

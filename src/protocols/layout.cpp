@@ -74,7 +74,7 @@ Groups Layout::amax_groups() const {
   if (kind == GroupKind::automatic) kind = sharing_group_kind(knobs_.protocol);
   switch (kind) {
     case GroupKind::dp: return partition({Dim::cp, Dim::dp});
-    case GroupKind::tp: return partition({Dim::tp, Dim::cp});
+    case GroupKind::tp: return partition({Dim::tp});
     case GroupKind::tp_dp: return partition({Dim::tp, Dim::cp, Dim::dp});
     case GroupKind::world: return partition({Dim::tp, Dim::cp, Dim::dp, Dim::pp});
     case GroupKind::automatic: break;

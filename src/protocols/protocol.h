@@ -51,12 +51,20 @@ enum class EmptyQuantize : std::uint8_t { join, return_early };
 /// te-async keeps the handle, which the first registering module of the next autocast waits on,
 /// --wait). `exit`: at fp8_autocast exit. `next_entry`: at the entry of the next autocast, before
 /// its first module (the last autocast's in the epilogue). `first_module`: in the prepare step of
-/// the next autocast's first registering module, before its copy-back; the backward reduction then
-/// goes out at the end of the backward of the autocast's *forward* first module, which is never
-/// reached when that module has no backward (--frozen): the backward buffer is then consumed
-/// unreduced. With `exit` and `next_entry` the backward reduction goes out after the last module
-/// that runs backward.
+/// the next autocast's first registering module, before its copy-back (with --reduce-at-bwd auto it
+/// also ties te-sync's backward reduction to the forward's first module: BwdReducePoint). No
+/// TransformerEngine release is known to have launched the *forward* reduction there: it goes out
+/// at fp8_autocast exit since TE v0.1. The backward reduction's place is BwdReducePoint's.
 enum class ReducePoint : std::uint8_t { exit, next_entry, first_module };
+/// Delayed scaling: where the backward amax reduction goes out. `first_module`: at the end of the
+/// backward of the autocast's forward first module, TE's fp8_meta["first_module"] (the first module
+/// to run forward under the autocast while training, set in prepare_forward whether or not it
+/// requires grad; TE v0.8-v1.5's _prepare_backward in module/base.py), which is never reached when
+/// that module has no backward (--frozen): the backward buffer is then consumed unreduced.
+/// `last_backward`: after the last module to run backward (TE v1.6+, where is_first_fp8_module is
+/// gated on requires_grad; v1.6 has no async path). `automatic`: the release the protocol models,
+/// resolved by reduce_at_bwd_of().
+enum class BwdReducePoint : std::uint8_t { automatic, first_module, last_backward };
 /// Delayed scaling: how modules take slots in an autocast's global amax buffers. `dynamic`: a
 /// module registers when it runs and trains in that autocast, at its position among those that
 /// did, so a module that does not run on some rank shrinks that rank's buffer (its all-reduce
@@ -158,6 +166,12 @@ struct EnumNames<ReducePoint> {
                                     EnumName<ReducePoint>{ReducePoint::first_module, "first-module"}};
 };
 template <>
+struct EnumNames<BwdReducePoint> {
+  static constexpr std::array table{EnumName<BwdReducePoint>{BwdReducePoint::automatic, "auto"},
+                                    EnumName<BwdReducePoint>{BwdReducePoint::first_module, "first-module"},
+                                    EnumName<BwdReducePoint>{BwdReducePoint::last_backward, "last-backward"}};
+};
+template <>
 struct EnumNames<Registration> {
   static constexpr std::array table{EnumName<Registration>{Registration::dynamic, "dynamic"},
                                     EnumName<Registration>{Registration::static_slots, "static"}};
@@ -211,10 +225,10 @@ struct EnumNames<Direction> {
       EnumName<Direction>{Direction::forward, "forward"},
       EnumName<Direction>{Direction::backward, "backward"}};
 };
-/// The amax reduction group. CP ranks hold replicas / shards of the same tensors, so every
-/// named group includes them: `dp` = DP x CP (Megatron's gradient group), `tp` = TP x CP,
-/// `tp_dp` = TP x CP x DP within a pipeline stage, `world` = every rank. `automatic` is
-/// `tp_dp` for delayed scaling and `tp` for current scaling.
+/// The amax reduction group. `dp` = DP x CP (Megatron's gradient group), `tp` = the TP group
+/// alone (TE's tp_group, which current scaling's quantizers reduce over), `tp_dp` = TP x CP x DP
+/// within a pipeline stage (Megatron's amax reduction group with context parallelism), `world` =
+/// every rank. `automatic` is `tp_dp` for delayed scaling and `tp` for current scaling.
 enum class GroupKind : std::uint8_t { automatic, dp, tp, tp_dp, world, explicit_lists };
 /// Parallel dimensions, for the rank ordering (fastest-varying first).
 enum class Dim : std::uint8_t { tp, cp, dp, pp };
@@ -295,6 +309,7 @@ struct ProtocolKnobs {
   /// an adapter / LoRA fine-tune, through which the gradient flows to the adapters).
   std::vector<EvalRule> eval_backward;
   ReducePoint reduce_at = ReducePoint::exit;  ///< delayed scaling: see ReducePoint
+  BwdReducePoint reduce_at_bwd = BwdReducePoint::automatic;  ///< delayed scaling: see BwdReducePoint
   Registration registration = Registration::dynamic;  ///< delayed scaling: see Registration
   UnrunUpdate unrun = UnrunUpdate::update;             ///< static registration: see UnrunUpdate
   SlotKey slots = SlotKey::keyed;                      ///< dynamic registration: see SlotKey
@@ -324,6 +339,15 @@ struct ProtocolKnobs {
   std::uint32_t hidden = 0;
   std::uint32_t tokens = 4096;  ///< tokens per microbatch (with `hidden`)
 };
+
+/// --reduce-at-bwd with `auto` resolved: first-module for te-async (the async path is TE
+/// v0.8-v1.5's, whose backward reduction is tied to fp8_meta["first_module"]) and for te-sync with
+/// --reduce-at first-module (the two were one knob before); last-backward otherwise (TE v1.6+).
+inline BwdReducePoint reduce_at_bwd_of(const ProtocolKnobs& knobs) {
+  if (knobs.reduce_at_bwd != BwdReducePoint::automatic) return knobs.reduce_at_bwd;
+  const bool tied = knobs.protocol == ProtocolName::te_async || knobs.reduce_at == ReducePoint::first_module;
+  return tied ? BwdReducePoint::first_module : BwdReducePoint::last_backward;
+}
 
 /// One knob as documented by `amaxcheck protocols` and accepted by set_knob.
 struct KnobDoc {

@@ -28,7 +28,7 @@ std::uint32_t size_of(const ProtocolKnobs& knobs, Dim dim) {
 }  // namespace
 
 SharingRule sharing_rule(ProtocolName protocol) {
-  if (protocol == ProtocolName::current_scaling) return SharingRule{{Dim::tp, Dim::cp}, {}};
+  if (protocol == ProtocolName::current_scaling) return SharingRule{{Dim::tp}, {}};
   return SharingRule{{Dim::tp, Dim::cp}, {Dim::dp}};
 }
 

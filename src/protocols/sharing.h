@@ -15,11 +15,15 @@
 ///   and DP peers hold replicas. amax history, scale and scale_inv are per-module state that
 ///   every later cast uses, so all of them must agree: TP x CP x DP within the stage, the group
 ///   Megatron-LM reduces over.
-/// - Current scaling: each quantization's tensor is shared by the TP x CP peers of one DP
-///   index and stage: the shards of one sequence- and context-parallel activation, which is
-///   gathered and used under one scale. DP replicas quantize their own microbatch, and a
-///   current scale lives for one cast, so they need not agree; a reduction over them makes a
-///   cast depend on another replica's data, which the reference does not do.
+/// - Current scaling: each quantization's tensor is shared by the TP peers of one DP index, CP
+///   index and stage: the sequence-parallel shards of one activation (or grad output), which is
+///   gathered and used under one scale. TE's Linear reduces these amaxes over tp_group only
+///   (module/linear.py: set_quantizer_amax_reduction_group(input_quantizer, tp_group) for a
+///   sequence-parallel column-parallel input, and the grad output's likewise for a row-parallel
+///   one); cp_group reduces only FP8 attention's quantizers, which are not modelled. CP peers
+///   (and DP replicas) quantize their own part of the sequence (or microbatch) with their own
+///   current scale, which lives for one cast, so they need not agree; a reduction over them makes
+///   a cast depend on another rank's data, which the reference does not do.
 /// - No tensor is shared across pipeline stages: they hold different layers.
 ///
 /// Sequence parallelism is assumed throughout: TP peers quantize different shards, so their
@@ -40,8 +44,8 @@ struct SharingRule {
 
 SharingRule sharing_rule(ProtocolName protocol);
 
-/// The named group whose partition is the sharing rule's: `tp-dp` for delayed scaling, `tp`
-/// for current scaling. `--group auto` resolves to it, since it is the correct group.
+/// The named group whose partition is the sharing rule's: `tp-dp` (TP x CP x DP) for delayed
+/// scaling, `tp` (the TP group alone) for current scaling. `--group auto` resolves to it, since it is the correct group.
 GroupKind sharing_group_kind(ProtocolName protocol);
 
 /// The sets of ranks that share tensors: a partition of the ranks, each within one stage, in

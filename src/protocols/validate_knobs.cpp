@@ -101,6 +101,10 @@ void validate_knobs(const ProtocolKnobs& k) {
   if (!k.repeats.empty() && k.protocol == ProtocolName::current_scaling) {
     reject("repeat", "models delayed scaling's amax slots (te-sync, te-async); current scaling has none");
   }
+  if (k.reduce_at_bwd != BwdReducePoint::automatic && k.protocol == ProtocolName::current_scaling) {
+    reject("reduce-at-bwd", "places delayed scaling's backward reduction (te-sync, te-async); current scaling reduces "
+                            "every quantization inline");
+  }
   if (k.slots == SlotKey::positional && k.registration == Registration::static_slots) {
     reject("slots", "positional slots are dynamic registration's (static registration gives every module slot m: keyed)");
   }

@@ -15,15 +15,30 @@ std::vector<VariantDoc> variant_docs() {
        "describe it; the release is not named there)",
        "data_race between the copy-back and the in-place all-reduce"},
       {"reduce-at", "exit",
-       "TransformerEngine's synchronous reduction at fp8_autocast exit (the backward one after the last module to run backward)", ""},
+       "TransformerEngine's forward reduction at fp8_autocast exit (every release since v0.1, sync and async)", ""},
       {"reduce-at", "next-entry", "the forward buffer reduced when the next fp8_autocast is entered", ""},
       {"reduce-at", "first-module",
-       "early TransformerEngine: the reduction in the first module's prepare step, the backward one at the end of "
-       "_prepare_backward of fp8_meta[\"first_module\"] (from memory; not verified against a tagged release, and a 2022 "
-       "fp8.py already reduces the forward buffer at fp8_autocast exit)",
-       "replica_divergence / value_mismatch when the forward's first module is --frozen (its backward reduction never "
-       "goes out), an --eval module runs ahead of the first registering one, or an --eval-backward module registers its "
-       "backward amaxes after the reduction went out (data_race under te-async)"},
+       "the forward reduction in the next autocast's first module's prepare step: no TransformerEngine release is known "
+       "to have done this (the forward buffer is reduced at fp8_autocast exit since v0.1); kept as a design to compare. "
+       "With --reduce-at-bwd auto it also ties te-sync's backward reduction to the forward's first module",
+       "replica_divergence when an --eval module runs ahead of the first registering one (it copies back an unreduced "
+       "buffer); with the backward reduction tied to the first module, --reduce-at-bwd first-module's hazards"},
+      {"reduce-at-bwd", "auto",
+       "the release the protocol models: first-module for te-async (the async path exists in TransformerEngine v0.8-v1.5 "
+       "only) and for te-sync with --reduce-at first-module; last-backward for te-sync otherwise (v1.6+)",
+       "te-async: first-module's (replica_divergence / value_mismatch with a --frozen first module); te-sync: "
+       "last-backward's (clean), or first-module's with --reduce-at first-module"},
+      {"reduce-at-bwd", "first-module",
+       "TransformerEngine v0.8-v1.5: _prepare_backward (module/base.py, read at v0.10 and v1.5) launches the backward "
+       "amax reduction after the backward of fp8_meta[\"first_module\"], the first module to run forward under the "
+       "autocast, set in prepare_forward under self.fp8 and self.training whether or not it requires grad",
+       "replica_divergence / value_mismatch when the forward's first module is --frozen (its backward never runs, so the "
+       "backward amaxes are consumed unreduced); an --eval-backward module ahead of it registers its backward amaxes "
+       "after the reduction went out (replica_divergence under te-sync, data_race under te-async)"},
+      {"reduce-at-bwd", "last-backward",
+       "TransformerEngine v1.6+ (synchronous only): is_first_fp8_module is gated on requires_grad, so the backward "
+       "reduction goes out after the last module to run backward",
+       ""},
       {"registration", "dynamic",
        "TransformerEngine's per-autocast global buffers (keyed by autocast id), filled by the modules that run in it",
        "collective_mismatch / unjoined_collective when a module runs on part of its amax group (--skip)"},

@@ -1,7 +1,9 @@
 // Evaluation mode with a backward (--eval-backward: the frozen base layers of an adapter / LoRA
 // fine-tune, whose forward registers nothing but through which the gradient flows), tested both
-// ways: with the backward reduction after the last module that runs backward (--reduce-at exit)
-// it is clean; tied to the forward's first *registering* module (first-module, early TE), an
+// ways: with the backward reduction after the last module that runs backward (--reduce-at-bwd
+// last-backward, te-sync's default) it is clean; tied to the forward's first *registering* module
+// (--reduce-at-bwd first-module, TE v0.8-v1.5 and te-async's default, or te-sync's with --reduce-at
+// first-module), an
 // evaluation-mode module ahead of it registers its backward amaxes after that reduction went out,
 // into a buffer NCCL may still be reducing in place.
 #include <gtest/gtest.h>
@@ -41,6 +43,7 @@ TEST(EvalBackward, with_the_backward_reduction_after_the_last_backward_it_is_cle
   for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async, ProtocolName::current_scaling}) {
     for (const char* at : {"exit", "next-entry"}) {
       Settings settings = adapter_base(at);
+      settings.emplace_back("reduce-at-bwd", "last-backward");
       if (protocol == ProtocolName::current_scaling) settings = {{"tp", "2"}, {"dp", "1"}, {"eval-backward", "0"}};
       const auto run = run_protocol(knobs_of(protocol, settings));
       EXPECT_TRUE(run.done) << to_string(protocol) << " " << at;
@@ -51,7 +54,7 @@ TEST(EvalBackward, with_the_backward_reduction_after_the_last_backward_it_is_cle
 
 TEST(EvalBackward, with_the_backward_reduction_after_the_last_backward_it_is_proven_clean_in_the_small_shape) {
   Settings settings = adapter_base("exit");
-  settings.insert(settings.end(), {{"microbatches", "1"}, {"buckets", "1"}, {"fwd-tensors", "1"}});
+  settings.insert(settings.end(), {{"microbatches", "1"}, {"buckets", "1"}, {"fwd-tensors", "1"}, {"reduce-at-bwd", "last-backward"}});
   for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async}) {
     expect_proven_clean(knobs_of(protocol, settings));
   }
@@ -65,6 +68,12 @@ TEST(EvalBackward, tied_to_the_first_registering_module_a_synchronous_reduction_
 
 TEST(EvalBackward, tied_to_the_first_registering_module_an_async_reduction_races_with_its_backward_amaxes) {
   const auto run = run_protocol(knobs_of(ProtocolName::te_async, adapter_base("first-module")));
+  EXPECT_TRUE(run.has(HazardKind::data_race)) << run.describe();
+}
+
+TEST(EvalBackward, te_async_ties_its_backward_reduction_to_the_first_registering_module_by_default) {
+  // The forward reduction stays at fp8_autocast exit; only the backward one moves (TE v0.8-v1.5).
+  const auto run = run_protocol(knobs_of(ProtocolName::te_async, adapter_base("exit")));
   EXPECT_TRUE(run.has(HazardKind::data_race)) << run.describe();
 }
 

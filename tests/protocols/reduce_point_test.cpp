@@ -1,5 +1,5 @@
-// Where delayed scaling's amax reduction is launched (--reduce-at) and modules without a backward
-// (--frozen), each tested both ways: the placement that shipped with a bug is reported with its
+// Where delayed scaling's amax reductions are launched (--reduce-at for the forward, --reduce-at-bwd
+// for the backward) and modules without a backward (--frozen), each tested both ways: the placement that shipped with a bug is reported with its
 // hazard kind, its fixed twin is clean (proven, where the exhaustive search completes). The
 // oracle is the sequential reference, which holds every placement to the same reduced amaxes.
 #include <gtest/gtest.h>
@@ -87,12 +87,72 @@ TEST(FrozenModule, a_frozen_module_has_no_backward_and_registers_only_its_forwar
 TEST(FrozenModule, with_the_reduction_at_the_end_of_the_backward_a_frozen_first_module_is_clean) {
   for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async, ProtocolName::current_scaling}) {
     for (const char* rule : {"0", "0:1", "1"}) {
-      const auto run = run_protocol(knobs_of(protocol, {{"tp", "2"}, {"modules", "2"}, {"frozen", rule}, {"recompute", "on"}}));
+      std::vector<std::pair<std::string, std::string>> settings = {{"tp", "2"}, {"modules", "2"}, {"frozen", rule}, {"recompute", "on"}};
+      if (protocol != ProtocolName::current_scaling) settings.emplace_back("reduce-at-bwd", "last-backward");
+      const auto run = run_protocol(knobs_of(protocol, settings));
       EXPECT_TRUE(run.done) << rule;
       EXPECT_TRUE(run.hazards.empty()) << to_string(protocol) << " --frozen " << rule << "\n" << run.describe();
     }
   }
   expect_proven_clean(small(ProtocolName::te_sync, {{"frozen", "0"}}));
+  expect_proven_clean(small(ProtocolName::te_async, {{"frozen", "0"}, {"reduce-at-bwd", "last-backward"}}));
+}
+
+TEST(BackwardReducePoint, auto_is_the_first_module_for_te_async_and_after_the_last_backward_for_te_sync) {
+  EXPECT_EQ(ProtocolKnobs{}.reduce_at_bwd, BwdReducePoint::automatic);
+  EXPECT_EQ(reduce_at_bwd_of(knobs_of(ProtocolName::te_async, {})), BwdReducePoint::first_module);
+  EXPECT_EQ(reduce_at_bwd_of(knobs_of(ProtocolName::te_sync, {})), BwdReducePoint::last_backward);
+  // te-sync's --reduce-at first-module tied both reductions to the first module before the knobs were split.
+  EXPECT_EQ(reduce_at_bwd_of(knobs_of(ProtocolName::te_sync, {{"reduce-at", "first-module"}})), BwdReducePoint::first_module);
+  EXPECT_EQ(reduce_at_bwd_of(knobs_of(ProtocolName::te_async, {{"reduce-at-bwd", "last-backward"}})), BwdReducePoint::last_backward);
+  EXPECT_EQ(reduce_at_bwd_of(knobs_of(ProtocolName::te_sync, {{"reduce-at-bwd", "first-module"}})), BwdReducePoint::first_module);
+}
+
+TEST(BackwardReducePoint, te_async_with_a_frozen_first_module_never_reduces_its_backward_amaxes_and_the_replicas_diverge) {
+  // TE v0.8-v1.5 launch the backward reduction after fp8_meta["first_module"]'s backward, which a
+  // frozen module never runs; the audit's command: amaxcheck check te-async --frozen 0 --dp 2
+  // --modules 2 --iters 1 --microbatches 1 --buckets 1 --strategy exhaustive.
+  const ProtocolKnobs knobs = knobs_of(ProtocolName::te_async, {{"frozen", "0"}, {"dp", "2"}, {"modules", "2"}, {"iters", "1"},
+                                                                {"microbatches", "1"}, {"buckets", "1"}});
+  const auto run = run_protocol(knobs);
+  EXPECT_TRUE(run.done);
+  EXPECT_TRUE(origins_of(run.scenario, "amax_reduce_bwd").empty());
+  const sched::ExploreResult r = search_exhaustively(knobs);
+  EXPECT_TRUE(std::any_of(r.hazards.begin(), r.hazards.end(), [](const sched::FoundHazard& h) {
+    return h.hazard.kind == HazardKind::replica_divergence && h.hazard.summary.find("module 1 / backward") != std::string::npos;
+  })) << r.hazards.size() << " hazards";
+}
+
+TEST(BackwardReducePoint, moves_only_the_backward_reduction_the_forward_one_stays_at_autocast_exit) {
+  for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async}) {
+    const Scenario s = build_protocol(knobs_of(protocol, {{"frozen", "0"}, {"reduce-at-bwd", "first-module"}}));
+    const auto forward = origins_of(s, "amax_reduce_fwd");
+    ASSERT_EQ(forward.size(), 4u) << to_string(protocol);  // 2 iterations x 2 microbatches
+    for (const std::string& origin : forward) {
+      EXPECT_NE(origin.find("fp8_autocast exit"), std::string::npos) << to_string(protocol) << ": " << origin;
+    }
+    EXPECT_TRUE(origins_of(s, "amax_reduce_bwd").empty()) << to_string(protocol);
+    const auto run = run_protocol(knobs_of(protocol, {{"frozen", "0"}, {"reduce-at-bwd", "first-module"}}));
+    EXPECT_TRUE(run.has(HazardKind::replica_divergence)) << to_string(protocol) << "\n" << run.describe();
+  }
+}
+
+TEST(BackwardReducePoint, without_a_frozen_module_both_points_are_clean_and_proven_in_the_small_shape) {
+  for (ProtocolName protocol : {ProtocolName::te_sync, ProtocolName::te_async}) {
+    for (const char* at : {"first-module", "last-backward"}) {
+      const auto run = run_protocol(knobs_of(protocol, {{"tp", "2"}, {"modules", "3"}, {"reduce-at-bwd", at}}));
+      EXPECT_TRUE(run.done) << to_string(protocol) << " " << at;
+      EXPECT_TRUE(run.hazards.empty()) << to_string(protocol) << " " << at << "\n" << run.describe();
+      expect_proven_clean(small(protocol, {{"reduce-at-bwd", at}, {"iters", "2"}}));
+    }
+  }
+}
+
+TEST(BackwardReducePoint, is_delayed_scalings_knob) {
+  EXPECT_THROW(build_protocol(knobs_of(ProtocolName::current_scaling, {{"reduce-at-bwd", "first-module"}})), InputError);
+  EXPECT_NO_THROW(build_protocol(knobs_of(ProtocolName::current_scaling, {{"reduce-at-bwd", "auto"}})));
+  ProtocolKnobs knobs;
+  EXPECT_TRUE(try_set_knob(knobs, "reduce-at-bwd", "exit").has_value());
 }
 
 TEST(FrozenModule, a_backward_reduction_tied_to_a_frozen_first_module_never_goes_out_and_the_replicas_diverge) {

@@ -36,10 +36,28 @@ TEST(Sharing, delayed_scaling_shares_every_tensor_across_its_whole_pipeline_stag
   EXPECT_EQ(sharing_label(knobs), "TP shards x DP replicas");
 }
 
-TEST(Sharing, current_scaling_shares_a_tensor_among_the_tp_and_cp_shards_of_one_dp_replica) {
+TEST(Sharing, current_scaling_shares_a_tensor_among_the_tp_shards_of_one_dp_and_cp_index) {
+  // TE's Linear reduces current-scaling amaxes over tp_group only: CP peers cast their own part of
+  // the sequence with their own scale.
   const auto knobs = knobs_of(ProtocolName::current_scaling, {{"tp", "2"}, {"cp", "2"}, {"dp", "2"}});
-  EXPECT_EQ(sharing_groups(Layout(knobs), knobs.protocol), (Groups{{0, 1, 2, 3}, {4, 5, 6, 7}}));
-  EXPECT_EQ(sharing_label(knobs), "TP shards x CP shards");
+  EXPECT_EQ(sharing_groups(Layout(knobs), knobs.protocol), (Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));
+  EXPECT_EQ(sharing_label(knobs), "TP shards");
+  EXPECT_EQ(Layout(knobs).amax_groups(), (Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}}));  // auto: the TP group
+}
+
+TEST(Sharing, delayed_scaling_still_shares_across_tp_cp_and_dp) {
+  // Megatron-LM's amax reduction group with context parallelism: TP x CP x DP within a stage.
+  const auto knobs = knobs_of(ProtocolName::te_sync, {{"tp", "2"}, {"cp", "2"}, {"dp", "2"}});
+  EXPECT_EQ(sharing_groups(Layout(knobs), knobs.protocol), (Groups{{0, 1, 2, 3, 4, 5, 6, 7}}));
+  EXPECT_EQ(sharing_label(knobs), "TP shards x CP shards x DP replicas");
+  EXPECT_EQ(Layout(knobs).amax_groups(), sharing_groups(Layout(knobs), knobs.protocol));
+}
+
+TEST(Sharing, the_named_tp_group_is_the_tp_group_alone_and_dp_spans_cp) {
+  const auto knobs = knobs_of(ProtocolName::te_sync, {{"tp", "2"}, {"cp", "2"}, {"dp", "1"}, {"group", "tp"}});
+  EXPECT_EQ(Layout(knobs).amax_groups(), (Groups{{0, 1}, {2, 3}}));
+  const auto dp = knobs_of(ProtocolName::te_sync, {{"tp", "2"}, {"cp", "2"}, {"dp", "1"}, {"group", "dp"}});
+  EXPECT_EQ(Layout(dp).amax_groups(), (Groups{{0, 2}, {1, 3}}));
 }
 
 TEST(Sharing, follows_the_rank_order) {
@@ -137,6 +155,37 @@ TEST(WrongGroup, a_world_group_across_independent_pipeline_stages_mixes_differen
 
 TEST(WrongGroup, current_scaling_over_dp_replicas_makes_a_cast_depend_on_another_replica) {
   const auto run = run_protocol(knobs_of(ProtocolName::current_scaling, {{"tp", "2"}, {"dp", "2"}, {"group", "tp-dp"}}));
+  ASSERT_TRUE(run.done);
+  EXPECT_TRUE(run.has(HazardKind::value_mismatch)) << run.describe();
+}
+
+// The audit's commands: TE's TP-only group under context parallelism, and an empty input at tp 1.
+TEST(CurrentScalingWithCp, te_tp_only_group_is_clean_cp_peers_need_not_agree) {
+  const auto run = run_protocol(knobs_of(ProtocolName::current_scaling, {{"cp", "2"}, {"dp", "1"}, {"tp", "2"}, {"modules", "1"},
+                                                                         {"iters", "1"}, {"microbatches", "1"}, {"group", "0,1/2,3"}}));
+  EXPECT_TRUE(run.done);
+  EXPECT_TRUE(run.hazards.empty()) << run.describe();
+}
+
+TEST(CurrentScalingWithCp, at_tp_1_an_empty_input_that_returns_early_leaves_nobody_waiting) {
+  const auto run = run_protocol(knobs_of(ProtocolName::current_scaling,
+                                         {{"cp", "2"}, {"dp", "2"}, {"modules", "1"}, {"iters", "1"}, {"microbatches", "1"},
+                                          {"empty", "0:0"}, {"empty-quantize", "return-early"}}));
+  EXPECT_TRUE(run.done) << run.describe();
+  EXPECT_TRUE(run.hazards.empty()) << run.describe();
+  EXPECT_TRUE(run.scenario.comms.size() == 1u) << "only the DP x CP gradient group: no amax communicator at tp 1";
+}
+
+TEST(CurrentScalingWithCp, an_empty_input_that_returns_early_still_strands_its_tp_peer) {
+  const auto run = run_protocol(knobs_of(ProtocolName::current_scaling,
+                                         {{"cp", "2"}, {"tp", "2"}, {"dp", "1"}, {"modules", "1"}, {"iters", "1"},
+                                          {"microbatches", "1"}, {"empty", "0:0"}, {"empty-quantize", "return-early"}}));
+  EXPECT_TRUE(run.has(HazardKind::unjoined_collective) || run.has(HazardKind::deadlock)) << run.describe();
+}
+
+TEST(CurrentScalingWithCp, a_group_over_cp_peers_makes_a_cast_depend_on_another_part_of_the_sequence) {
+  // tp-dp spans TP x CP x DP: the old default's CP reduction is now the wrong design it is.
+  const auto run = run_protocol(knobs_of(ProtocolName::current_scaling, {{"cp", "2"}, {"tp", "2"}, {"dp", "1"}, {"group", "tp-dp"}}));
   ASSERT_TRUE(run.done);
   EXPECT_TRUE(run.has(HazardKind::value_mismatch)) << run.describe();
 }
