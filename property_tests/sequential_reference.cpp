@@ -218,7 +218,7 @@ UpdateLog expected_updates(const ProtocolKnobs& k) {
               if (!current) {
                 // Delayed scaling reduces over the peers that registered; with static slots and
                 // --unrun update, a module that did not register is updated too (from their max,
-                // 0 when none did).
+                // 0 when none did), once it has slots: from its first forward on the rank on.
                 if (forward != (dir == 0)) continue;
                 std::vector<RankId> peers;
                 for (RankId q : group) {
@@ -226,9 +226,11 @@ UpdateLog expected_updates(const ProtocolKnobs& k) {
                   if (q_registers) peers.push_back(q);
                 }
                 const bool updates_unrun = k.registration == Registration::static_slots && k.unrun == UnrunUpdate::update;
+                bool has_slots = false;
+                for (std::uint32_t i = 0; i <= iter; ++i) has_slots = has_slots || runs(k, r, i, m);
                 if (dir == 0 ? registers : backward_runs) {
                   update(a, peers);
-                } else if (updates_unrun) {
+                } else if (updates_unrun && has_slots) {
                   update(a, peers);
                 }
               } else if (dir == 0) {

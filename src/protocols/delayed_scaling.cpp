@@ -17,10 +17,12 @@
 // Variants: --reduce-at moves the forward reduction to the next autocast's entry or into its
 // first registering module (and, with --reduce-at-bwd auto, ties te-sync's backward one to the
 // forward's first module); with
-// --registration static every module owns slot m of every buffer, and with --unrun update the
-// slots of modules that did not register are copied back and updated once their reduction is
-// waited on (delayed_update_unrun). Static slots give an autocast in which no module registered
-// a buffer too; with first-module, no first module launches it, so it goes out at that autocast's
+// --registration static a module takes its slots in every buffer at its first forward on the rank,
+// in first-run order (TE v1.6+'s add_fp8_tensors_to_global_buffer; note_first_runs), so a rank
+// that first runs a module later than its peers reduces a shorter buffer, and one that first ran
+// them in another order mixes their amaxes; with --unrun update the slots of modules that did not
+// register are copied back and updated once their reduction is waited on (delayed_update_unrun).
+// Static slots give an autocast in which no module registered a buffer too (once one has run); with first-module, no first module launches it, so it goes out at that autocast's
 // exit (forward) or at the end of its backward. A module called twice (--repeat) maxes both
 // calls' amaxes into its one slot (--slots keyed, delayed_local_amax) or takes a slot per call and
 // copies back from the position its first registration fixed (positional, copy_back_slot). With
@@ -87,8 +89,9 @@ void ProgramGenerator::delayed_queue_unrun(RankState& rs, Direction dir, std::ui
                                            const std::vector<std::uint32_t>& registered) {
   if (!static_slots() || knobs_.unrun != UnrunUpdate::update || !global) return;
   for (std::uint32_t m = 0; m < rs.module_count; ++m) {
-    if (std::find(registered.begin(), registered.end(), m) == registered.end()) {
-      rs.unrun[index_of(dir)].emplace_back(m, Pending{*global, m, a});
+    const std::optional<std::uint32_t> slot = static_slot(rs, m);  // none: not in the buffer yet
+    if (slot && std::find(registered.begin(), registered.end(), m) == registered.end()) {
+      rs.unrun[index_of(dir)].emplace_back(m, Pending{*global, *slot, a});
     }
   }
   // Without a reduction (a group of one rank) the slots are final at once.
@@ -183,8 +186,8 @@ void ProgramGenerator::delayed_forward_module(RankState& rs, std::uint32_t a, st
 void ProgramGenerator::delayed_autocast_exit(RankState& rs, ThreadId thread, std::uint32_t a, std::optional<BufferId> global,
                                              const std::string& where) {
   if (!global || !rs.amax_comm) return;
-  // Static slots give every autocast a buffer, also one in which no module registered, so no
-  // first module launched the previous one: it goes out here, ahead of this one.
+  // Static slots give every autocast a buffer once a module has run, also one in which no module
+  // registered, so no first module launched the previous one: it goes out here, ahead of this one.
   delayed_deferred_reduction(rs, thread, where + " (no first module ran)");
   rs.unreduced_fwd = Pending{*global, 0, a};
   if (knobs_.reduce_at == ReducePoint::exit) delayed_deferred_reduction(rs, thread, where);

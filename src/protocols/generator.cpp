@@ -210,7 +210,8 @@ void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
       delayed_deferred_reduction(rs, rs.main, origin(a, std::nullopt, "fp8_autocast entry"));
     }
     std::optional<BufferId> global;
-    std::uint32_t slots = static_slots() ? rs.module_count : 0;
+    if (static_slots()) note_first_runs(rs, iter);
+    auto slots = static_cast<std::uint32_t>(rs.first_run.size());
     for (std::uint32_t m : registered) slots += static_slots() ? 0 : slots_per_registration(iter, m);
     if (slots > 0) global = w.buffer(fmt::format("amax_fwd.a{}", a), slots * knobs_.fwd_tensors);
     std::uint32_t slot = 0;
@@ -219,7 +220,7 @@ void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
       const bool registers = module_registers(knobs_, rs.id, iter, m);
       for (std::uint32_t call = 0; call < module_calls(knobs_, iter, m); ++call) {
         // Positional: each call takes the next slot; keyed: the module's one slot.
-        const std::uint32_t at = static_slots() ? m : slot + (positional_slots() ? call : 0);
+        const std::uint32_t at = static_slots() ? static_slot(rs, m).value() : slot + (positional_slots() ? call : 0);
         delayed_forward_module(rs, a, m, call, registers && m == registered.front(), global.value_or(0), at);
       }
       if (registers) slot += slots_per_registration(iter, m);
@@ -231,6 +232,18 @@ void ProgramGenerator::write_forward_pass(RankState& rs, std::uint32_t a) {
       if (module_runs(knobs_, rs.id, iter, m)) current_forward_module(rs, rs.main, a, m, "forward");
     }
   }
+}
+
+void ProgramGenerator::note_first_runs(RankState& rs, std::uint32_t iter) const {
+  for (std::uint32_t m = 0; m < rs.module_count; ++m) {
+    if (module_runs(knobs_, rs.id, iter, m) && !static_slot(rs, m)) rs.first_run.push_back(m);
+  }
+}
+
+std::optional<std::uint32_t> ProgramGenerator::static_slot(const RankState& rs, std::uint32_t module) {
+  const auto at = std::find(rs.first_run.begin(), rs.first_run.end(), module);
+  if (at == rs.first_run.end()) return std::nullopt;
+  return static_cast<std::uint32_t>(at - rs.first_run.begin());
 }
 
 void ProgramGenerator::write_backward_call(RankState& rs, std::uint32_t a) {
@@ -255,7 +268,8 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
     if (module_registers(knobs_, rs.id, iter, m)) forward_first = m;
   }
   std::optional<BufferId> global;
-  std::uint32_t slots = static_slots() ? rs.module_count : 0;
+  // Static slots: TE registered the backward amaxes with the forward ones, at the first forward.
+  auto slots = static_cast<std::uint32_t>(rs.first_run.size());
   for (std::uint32_t m : registered) slots += static_slots() ? 0 : slots_per_registration(iter, m);
   if (delayed() && slots > 0) global = w.buffer(fmt::format("amax_bwd.a{}", a), slots * knobs_.bwd_tensors);
   // Where the backward amax reduction goes relative to the buckets launched at the same point:
@@ -271,7 +285,7 @@ void ProgramGenerator::write_backward(RankState& rs, std::uint32_t a) {
         // A repeated module's calls backward last call first; positional: each takes the next slot.
         const std::uint32_t calls = module_calls(knobs_, iter, m);
         for (std::uint32_t c = 0; c < calls; ++c) {
-          const std::uint32_t at = static_slots() ? m : slot + (positional_slots() ? c : 0);
+          const std::uint32_t at = static_slots() ? static_slot(rs, m).value() : slot + (positional_slots() ? c : 0);
           delayed_backward_module(rs, a, m, calls - 1 - c, m == registered.front(), global.value_or(0), at);
         }
         slot += slots_per_registration(iter, m);

@@ -93,6 +93,11 @@ class ProgramGenerator {
     /// --registration static --unrun update: the slots of modules that did not register, to be
     /// copied back and updated once their reduction is waited on, per direction.
     std::vector<std::pair<std::uint32_t, Pending>> unrun[2];
+    /// --registration static: the modules in the order of their first forward on this rank
+    /// (TE's add_fp8_tensors_to_global_buffer appends a module's slots once, at its first
+    /// forward, training or not): module first_run[i] owns slot i of every buffer from then on,
+    /// and a module that has not run yet has none.
+    std::vector<std::uint32_t> first_run;
     /// --slots positional: the slot each module's first registration of the run got, per
     /// direction: where it copies back from ever after.
     std::vector<std::optional<std::uint32_t>> fixed_slot[2];
@@ -189,6 +194,12 @@ class ProgramGenerator {
   void delayed_epilogue(RankState& rs);
   /// Static registration: whether modules own fixed slots, and the global buffer's slot count.
   bool static_slots() const { return delayed() && knobs_.registration == Registration::static_slots; }
+  /// --registration static: appends the modules that run in `iter` and never ran before to the
+  /// rank's first-run order (at the start of an autocast's forward: its buffers hold them).
+  void note_first_runs(RankState& rs, std::uint32_t iter) const;
+  /// --registration static: `module`'s slot, its place in the rank's first-run order; none when
+  /// it has not run yet.
+  static std::optional<std::uint32_t> static_slot(const RankState& rs, std::uint32_t module);
   bool positional_slots() const { return delayed() && knobs_.slots == SlotKey::positional; }
   /// Slots a module's registration takes in one buffer: one per call when positional.
   std::uint32_t slots_per_registration(std::uint32_t iter, std::uint32_t module) const {

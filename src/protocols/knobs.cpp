@@ -189,8 +189,10 @@ std::vector<KnobEntry> make_table() {
                               "--reduce-at first-module, last-backward otherwise"));
   table.push_back(choice_knob("registration", &ProtocolKnobs::registration,
                               "delayed scaling: amax slots registered per autocast by the modules that run (dynamic: a "
-                              "module that does not run shrinks that rank's buffer), or every module's slots in every "
-                              "buffer (static; TE 1.x's global buffer)"));
+                              "module that does not run shrinks that rank's buffer), or taken once, at a module's first "
+                              "forward on the rank, in first-run order, and kept in every later buffer (static: TE v1.6+'s "
+                              "global buffer; a module first run later on one rank mismatches the sizes until then, a "
+                              "different first-run order mixes modules' amaxes)"));
   table.push_back(choice_knob("unrun", &ProtocolKnobs::unrun,
                               "static registration: a module that did not register in an autocast is updated from the "
                               "reduced buffer like the others (update: TE 1.x's update of the whole buffer) or keeps its "

@@ -68,9 +68,12 @@ enum class BwdReducePoint : std::uint8_t { automatic, first_module, last_backwar
 /// Delayed scaling: how modules take slots in an autocast's global amax buffers. `dynamic`: a
 /// module registers when it runs and trains in that autocast, at its position among those that
 /// did, so a module that does not run on some rank shrinks that rank's buffer (its all-reduce
-/// then mismatches its peers'). `static_slots`: every module of the stage owns slot `m` of every
-/// buffer whether it ran or not (leaving 0 there, as TE's zeroed history row 0), so the buffers
-/// match in size on every rank of a stage.
+/// then mismatches its peers'). `static_slots`: TE v1.6+'s add_fp8_tensors_to_global_buffer: a
+/// module takes its slots (forward and backward) at its first forward on the rank, training or
+/// not, after the modules that ran before it, and keeps them in every later buffer whether it runs
+/// or not (leaving 0 there, as TE's zeroed history row 0). A rank that first runs a module later
+/// than its peers reduces a shorter buffer until then (collective mismatch), and ranks that first
+/// ran the modules in different orders reduce one module's slot with another's (their amaxes mix).
 enum class Registration : std::uint8_t { dynamic, static_slots };
 /// Static registration: a module that did not register in an autocast (skipped, evaluation mode,
 /// frozen in backward) is copied back and updated from the reduced buffer once the reduction is

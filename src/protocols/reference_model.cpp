@@ -111,15 +111,27 @@ void record_delayed_casts(const ProtocolKnobs& knobs, const Layout& layout, Refe
   }
 }
 
+bool contains(const std::vector<std::uint32_t>& modules, std::uint32_t m) {
+  return std::find(modules.begin(), modules.end(), m) != modules.end();
+}
+
 /// Delayed scaling: each registration is copied into history row 0, then the update runs.
 void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResult& result) {
   const bool static_slots = knobs.registration == Registration::static_slots;
   const bool update_unrun = static_slots && knobs.unrun == UnrunUpdate::update;
   const Groups reducing = layout.amax_groups();
   const Groups sharing = sharing_groups(layout, knobs.protocol);
+  // Static slots: each rank's modules in the order of their first forward (TE v1.6+ appends a
+  // module's slots to the global buffers then), the layout of every later buffer of the rank.
+  std::vector<std::vector<std::uint32_t>> first_run(static_slots ? layout.world() : 0);
   for (std::uint32_t a = 0; a < autocast_count(knobs); ++a) {
     const std::uint32_t iter = iter_of(knobs, a);
     record_delayed_casts(knobs, layout, result, a);
+    for (RankId r = 0; r < first_run.size(); ++r) {
+      for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
+        if (module_runs(knobs, r, iter, m) && !contains(first_run[r], m)) first_run[r].push_back(m);
+      }
+    }
     for (const auto& group : reducing) {
       // Members whose global buffers (forward or backward) differ in length cannot match their
       // all-reduce.
@@ -128,13 +140,22 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         for (RankId r : group) {
           std::uint32_t count = 0;
           for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
-            // Positional slots: one per call (--repeat); keyed and static: one per module.
+            // Positional slots: one per call (--repeat); keyed: one per module.
             const std::uint32_t per_call = knobs.slots == SlotKey::positional ? module_calls(knobs, iter, m) : 1;
-            count += module_registers_in(knobs, dir, r, iter, m) ? per_call : (static_slots ? 1 : 0);
+            count += module_registers_in(knobs, dir, r, iter, m) ? per_call : 0;
           }
-          counts.push_back(count);
+          counts.push_back(static_slots ? static_cast<std::uint32_t>(first_run[r].size()) : count);
         }
         if (group.size() > 1 && counts_differ(counts)) mark_undefined(result, knobs, group);
+      }
+      // Static slots of equal count laid out in different orders: TE reduces slot i of one rank
+      // with slot i of another, a different module, and each rank copies back its own slot's
+      // mix. What each replica ends with depends on that mix, not on the tensor: no expected
+      // value is claimed for the group (the replicas diverge instead).
+      if (static_slots && group.size() > 1) {
+        for (RankId r : group) {
+          if (first_run[r] != first_run[group.front()]) mark_undefined(result, knobs, group);
+        }
       }
     }
     for (const auto& group : sharing) {
@@ -144,8 +165,8 @@ void run_delayed(const ProtocolKnobs& knobs, const Layout& layout, ReferenceResu
         for (RankId r : group) {
           for (std::uint32_t m = 0; m < modules_of(knobs, layout, r); ++m) {
             // Static slots with --unrun update: a module that did not register is updated too,
-            // from the max over the peers that did (0 when none did).
-            if (!module_registers_in(knobs, dir, r, iter, m) && !update_unrun) continue;
+            // from the max over the peers that did (0 when none did), once it has slots (it ran).
+            if (!module_registers_in(knobs, dir, r, iter, m) && !(update_unrun && contains(first_run[r], m))) continue;
             if (!peers[m]) peers[m] = peers_of(group, [&](RankId q) { return module_registers_in(knobs, dir, q, iter, m); });
             ReferenceTensors& state = result.at(r, dir, m);
             const std::uint32_t tensors = tensor_count(knobs, dir);

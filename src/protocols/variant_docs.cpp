@@ -43,13 +43,17 @@ std::vector<VariantDoc> variant_docs() {
        "TransformerEngine's per-autocast global buffers (keyed by autocast id), filled by the modules that run in it",
        "collective_mismatch / unjoined_collective when a module runs on part of its amax group (--skip)"},
       {"registration", "static",
-       "TransformerEngine's FP8GlobalStateManager buffer, in which every module keeps its slots (\"Every module must call "
-       "this function exactly once since the amax tensors are static\", fp8.py; a module that did not run leaves 0; the "
-       "release that introduced it is not verified)",
-       ""},
+       "TransformerEngine v1.6+'s FP8GlobalStateManager buffer: prepare_forward calls add_fp8_tensors_to_global_buffer "
+       "whenever fp8 is on (training or not), which appends a module's forward and backward amax slots only at its first "
+       "forward on the rank (\"Every module must call this function exactly once since the amax tensors are static\"), "
+       "in first-run order; every later reduction covers all of them (a module that did not run leaves 0)",
+       "collective_mismatch (and a hang) while a module has run on part of its amax group only (the buffers differ in "
+       "size); replica_divergence once ranks that first ran the modules in different orders reduce one module's slot "
+       "with another's (the reference claims no value for the mixed slots)"},
       {"unrun", "update",
-       "static slots updated all together after the reduction (TransformerEngine's multi-tensor amax_and_scale_update over "
-       "the whole buffer; from memory, not verified against a tagged release)",
+       "static slots updated all together after the reduction (TransformerEngine v1.6+'s reduce_and_update_fp8_tensors: "
+       "a multi-tensor amax_and_scale_update over every module in the buffer; a module that has not run yet has no slot "
+       "and is not updated)",
        ""},
       {"unrun", "keep",
        "static slots, but only the modules that ran copy back and update (the alternative; not known to have shipped)",

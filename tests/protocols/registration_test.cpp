@@ -2,8 +2,12 @@
 // (--unrun), tested both ways against the sequential reference: a module skipped on part of its
 // amax group mismatches the reduction under dynamic registration, diverges under static slots
 // that only update the modules that ran, and is clean under static slots that update every slot.
+// Static slots are taken at a module's first forward on the rank, in first-run order (TE v1.6+'s
+// add_fp8_tensors_to_global_buffer): a module that first runs later on one rank than on its peers
+// mismatches the buffers' sizes, and ranks that first ran the modules in different orders mix them.
 #include <gtest/gtest.h>
 
+#include "protocols/reference_model.h"
 #include "proven_clean.h"
 #include "run_protocol.h"
 
@@ -65,7 +69,9 @@ TEST(Registration, static_slots_that_update_every_slot_are_clean_and_match_the_r
       Settings settings = skipped_on_rank_1("static", "update");
       settings.emplace_back("reduce-at", at);
       settings.emplace_back("tp", "2");
-      settings.emplace_back("skip", "0:0");  // and rank 0 never runs module 0
+      // and no rank runs module 0 in iteration 0: every rank first runs module 1, so module 0
+      // takes slot 1 on all of them alike
+      for (const char* skip : {"0:0:0", "1:0:0", "2:0:0", "3:0:0"}) settings.emplace_back("skip", skip);
       const auto run = run_protocol(knobs_of(protocol, settings));
       EXPECT_TRUE(run.done) << to_string(protocol) << " " << at;
       EXPECT_TRUE(run.hazards.empty()) << to_string(protocol) << " " << at << "\n" << run.describe();
@@ -90,16 +96,65 @@ TEST(Registration, evaluation_mode_and_frozen_modules_keep_their_static_slots_an
   }
 }
 
-TEST(Registration, a_rank_whose_modules_all_skip_still_joins_the_static_reduction) {
-  const auto run = run_protocol(knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"modules", "2"}, {"skip", "1:0:0"},
-                                                                 {"skip", "1:1:0"}, {"registration", "static"}}));
+TEST(Registration, a_rank_whose_modules_all_skip_after_they_ran_still_joins_the_static_reduction) {
+  const auto run = run_protocol(knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"modules", "2"}, {"skip", "1:0:1"},
+                                                                 {"skip", "1:1:1"}, {"registration", "static"}}));
   EXPECT_TRUE(run.done);
   EXPECT_TRUE(run.hazards.empty()) << run.describe();
+  // Before its modules' first forward the rank has no slots at all: its peers reduce alone.
+  const auto early = run_protocol(knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"modules", "2"}, {"skip", "1:0:0"},
+                                                                   {"skip", "1:1:0"}, {"registration", "static"}}));
+  EXPECT_FALSE(early.done);
+  EXPECT_TRUE(early.has(HazardKind::unjoined_collective) || early.has(HazardKind::deadlock) ||
+              early.has(HazardKind::collective_mismatch))
+      << early.describe();
   const auto dynamic = run_protocol(knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"modules", "2"}, {"skip", "1:0:0"},
                                                                      {"skip", "1:1:0"}}));
   EXPECT_TRUE(dynamic.has(HazardKind::collective_mismatch) || dynamic.has(HazardKind::unjoined_collective) ||
               dynamic.has(HazardKind::deadlock))
       << dynamic.describe();
+}
+
+// The audit's command: rank 1 skips module 1 in iteration 0, so its buffers hold one module's
+// slots against its peer's two until module 1 first runs there.
+TEST(StaticRegistration, a_module_first_run_later_on_one_rank_mismatches_the_buffer_sizes) {
+  const ProtocolKnobs knobs = knobs_of(ProtocolName::te_sync, {{"registration", "static"}, {"skip", "1:1:0"}, {"dp", "2"},
+                                                                {"modules", "2"}, {"iters", "2"}, {"microbatches", "1"},
+                                                                {"buckets", "1"}});
+  const Scenario s = build_protocol(knobs);
+  // Forward reductions (main thread), then backward ones (autograd), per iteration: 2 modules x 2
+  // forward tensors, 2 modules x 1 backward tensor; rank 1's module 1 joins in iteration 1.
+  EXPECT_EQ(reduction_sizes(s, 0), (std::vector<std::uint32_t>{4, 4, 2, 2}));
+  EXPECT_EQ(reduction_sizes(s, 1), (std::vector<std::uint32_t>{2, 4, 1, 2}));
+  EXPECT_TRUE(testing::search_exhaustively(knobs).hazards.size() > 0);
+  const auto run = run_protocol(knobs);
+  EXPECT_TRUE(run.has(HazardKind::collective_mismatch)) << run.describe();
+  EXPECT_FALSE(run_reference_model(knobs).at(0, Direction::forward, 0).defined);  // a mismatched reduction has no value
+}
+
+TEST(StaticRegistration, ranks_that_first_ran_the_modules_in_different_orders_mix_their_amaxes) {
+  // Iteration 0: rank 0 runs module 0 only, rank 1 module 1 only; from then on rank 0's slots are
+  // [m0, m1] and rank 1's [m1, m0]: equal sizes, so the all-reduce matches and maxes m0 with m1.
+  const ProtocolKnobs knobs = knobs_of(ProtocolName::te_sync, {{"registration", "static"}, {"skip", "1:0:0"}, {"skip", "0:1:0"},
+                                                                {"dp", "2"}, {"modules", "2"}, {"microbatches", "1"}});
+  const Scenario s = build_protocol(knobs);
+  EXPECT_EQ(reduction_sizes(s, 0), reduction_sizes(s, 1));
+  const auto run = run_protocol(knobs);
+  EXPECT_TRUE(run.done);
+  EXPECT_FALSE(run.has(HazardKind::collective_mismatch)) << run.describe();
+  EXPECT_TRUE(run.has(HazardKind::replica_divergence)) << run.describe();
+  // The reference claims no value for a mix of slots; the divergence is the report.
+  const ReferenceResult ref = run_reference_model(knobs);
+  for (RankId r : {0u, 1u}) EXPECT_FALSE(ref.at(r, Direction::forward, 1).defined) << r;
+}
+
+TEST(StaticRegistration, a_module_every_rank_first_runs_late_takes_the_same_later_slot_everywhere_and_is_clean) {
+  const ProtocolKnobs knobs = knobs_of(ProtocolName::te_sync, {{"registration", "static"}, {"skip", "0:0:0"}, {"skip", "1:0:0"},
+                                                                {"dp", "2"}, {"modules", "2"}, {"microbatches", "1"}});
+  const auto run = run_protocol(knobs);
+  EXPECT_TRUE(run.done);
+  EXPECT_TRUE(run.hazards.empty()) << run.describe();
+  EXPECT_TRUE(run_reference_model(knobs).at(0, Direction::forward, 0).defined);
 }
 
 }  // namespace
