@@ -145,8 +145,9 @@ const char* to_string(Direction dir) { return enum_name(dir); }
 std::vector<ProtocolDoc> protocol_docs() {
   return {
       {"te-sync",
-       "delayed scaling; synchronous amax all-reduce at autocast exit (TransformerEngine v1.6+); the backward "
-       "reduction goes out after the last module to run backward (--reduce-at-bwd)"},
+       "delayed scaling; synchronous amax all-reduce at autocast exit, the backward reduction after the last module "
+       "to run backward (TransformerEngine v1.6+'s placement, --reduce-at-bwd); slots per autocast by default "
+       "(--registration dynamic, as before v1.6; v1.6+'s global buffer is --registration static)"},
       {"te-async",
        "delayed scaling; asynchronous amax all-reduce whose handle the first module of the next autocast waits on "
        "(--wait before-copy|after-copy for the forward, --wait-bwd for the backward); separate forward and backward "
