@@ -78,6 +78,22 @@ void require_devices(const ProcessLaunch& launch) {
 }
 
 #if AMAXCHECK_HAVE_CUDA
+/// The fields every GPU report starts with. runs / complete / strategy / seed are those of every
+/// `check --json` report, so the harness reads this one like the simulator's (one schedule, so
+/// never complete coverage).
+nlohmann::ordered_json report_head(const CheckRequest& request, const ProcessLaunch& launch) {
+  nlohmann::ordered_json j;
+  j["backend"] = "gpu";
+  j["process"] = launch.env.world_rank;
+  j["processes"] = launch.env.world_size;
+  j["launcher"] = launch.env.launcher;
+  j["strategy"] = request.explore.strategy;
+  j["seed"] = request.explore.seed;
+  j["runs"] = 1;
+  j["complete"] = false;
+  return j;
+}
+
 /// The simulated run stopped at the step cap: its hazards stand, but there is no whole
 /// schedule for the GPUs, so nothing runs there and the check is inconclusive (or a hazard).
 int report_cut_schedule(const sched::RunResult& simulated, const CheckRequest& request, bool json,
@@ -89,15 +105,7 @@ int report_cut_schedule(const sched::RunResult& simulated, const CheckRequest& r
       "replay (raise it with --max-steps)",
       cap);
   if (json) {
-    nlohmann::ordered_json j;
-    j["backend"] = "gpu";
-    j["process"] = launch.env.world_rank;
-    j["processes"] = launch.env.world_size;
-    j["launcher"] = launch.env.launcher;
-    j["strategy"] = request.explore.strategy;
-    j["seed"] = request.explore.seed;
-    j["runs"] = 1;
-    j["complete"] = false;
+    nlohmann::ordered_json j = report_head(request, launch);
     j["steps_replayed"] = 0;
     j["oracle"] = why;
     j["cut_short"] = nlohmann::ordered_json::array({{{"cause", "step_cap"}, {"limit", cap}, {"raise_with", "--max-steps"}}});
@@ -154,17 +162,7 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
                                      : oracle.cut_short ? sched::VerdictKind::inconclusive
                                                         : sched::VerdictKind::no_hazard_found;
   if (json) {
-    // runs / complete / strategy / seed: the fields every `check --json` report has, so the
-    // harness reads this one like the simulator's (one schedule, so never complete coverage).
-    nlohmann::ordered_json j;
-    j["backend"] = "gpu";
-    j["process"] = launch.env.world_rank;
-    j["processes"] = launch.env.world_size;
-    j["launcher"] = launch.env.launcher;
-    j["strategy"] = request.explore.strategy;
-    j["seed"] = request.explore.seed;
-    j["runs"] = 1;
-    j["complete"] = false;
+    nlohmann::ordered_json j = report_head(request, launch);
     j["nccl_version"] = on_gpu.nccl_version;
     j["placement"] = on_gpu.placement;
     j["one_rank_comms"] = fitted.one_rank_comms;

@@ -14,8 +14,10 @@ namespace {
 using litmus::has;
 using litmus::run_once;
 
-/// Two ranks issuing a small (amax) and a large (gradient) all-reduce on one communicator.
-Scenario two_collectives_on_one_comm(bool swap_on_rank1, bool rank1_skips_second) {
+/// Two ranks issuing a small (amax) and a gradient all-reduce on one communicator: by default
+/// a large one, summed; with `grad_elems` 1 and max, one of the amax's own signature.
+Scenario two_collectives_on_one_comm(bool swap_on_rank1, bool rank1_skips_second, std::uint32_t grad_elems = 8,
+                                     ReduceOp grad_reduce = ReduceOp::sum) {
   ScenarioBuilder b("shared_comm");
   const RankId r0 = b.rank(), r1 = b.rank();
   const CommId dp = b.comm("dp", {r0, r1});
@@ -23,9 +25,9 @@ Scenario two_collectives_on_one_comm(bool swap_on_rank1, bool rank1_skips_second
     const ThreadId t = b.thread(r, "main");
     const StreamId s = b.stream(r, "nccl");
     const BufferId amax = b.buffer(r, "amax", 1, {1.0f + static_cast<float>(r)});
-    const BufferId grad = b.buffer(r, "grad", 8);
+    const BufferId grad = b.buffer(r, "grad", grad_elems);
     Op small = ScenarioBuilder::all_reduce(s, dp, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce");
-    Op large = ScenarioBuilder::all_reduce(s, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum);
+    Op large = ScenarioBuilder::all_reduce(s, dp, {grad, 0, grad_elems}, {grad, 0, grad_elems}, "grad_bucket", grad_reduce);
     if (r == r1 && swap_on_rank1) std::swap(small, large);
     b.op(r, t, small);
     if (!(r == r1 && rank1_skips_second)) b.op(r, t, large);
@@ -55,21 +57,7 @@ TEST(CollectiveDetector, reports_a_collective_order_swapped_on_one_rank_of_a_sha
 /// Seed hazard 2's silent form: an amax and a gradient all-reduce of one signature, swapped on
 /// rank 1. NCCL matches them by order and reduces each with the other: no size tells them apart.
 Scenario same_signature_swapped(bool swap_on_rank1) {
-  ScenarioBuilder b("same_signature");
-  const RankId r0 = b.rank(), r1 = b.rank();
-  const CommId dp = b.comm("dp", {r0, r1});
-  for (RankId r : {r0, r1}) {
-    const ThreadId t = b.thread(r, "main");
-    const StreamId s = b.stream(r, "nccl");
-    const BufferId amax = b.buffer(r, "amax", 1, {1.0f + static_cast<float>(r)});
-    const BufferId grad = b.buffer(r, "grad", 1, {5.0f});
-    Op first = ScenarioBuilder::all_reduce(s, dp, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce");
-    Op second = ScenarioBuilder::all_reduce(s, dp, {grad, 0, 1}, {grad, 0, 1}, "grad_bucket");
-    if (r == r1 && swap_on_rank1) std::swap(first, second);
-    b.op(r, t, first);
-    b.op(r, t, second);
-  }
-  return b.build();
+  return two_collectives_on_one_comm(swap_on_rank1, false, 1, ReduceOp::max);
 }
 
 TEST(CollectiveDetector, reports_two_different_ops_of_one_signature_matched_by_a_swapped_order) {
