@@ -142,6 +142,19 @@ def test_a_timed_run_cut_short_is_inconclusive_not_failed(tmp_path, fake_bin, cl
     assert "| 2 | proven clean | – | 1 | yes | cut short | cut short |" in report
 
 
+def test_a_timed_run_cut_short_after_a_hazard_is_inconclusive_with_its_cause(tmp_path, fake_bin, cli):
+    # the program keeps a hazard's verdict when a cap cut the run after it, and gives no figures
+    grid = {"name": "thaz", "x": "dp", "axes": {"protocol": ["te-async"], "wait": ["after-copy"], "dp": [2]},
+            "safety": [{"strategy": "random", "runs": 5}],
+            "timed": [{"args": ["--max-steps", "10"]}]}
+    done, out = sweep(cli, tmp_path, grid)
+    assert done.returncode == 4, done.stderr
+    (row,) = read_csv(out / "results.csv")
+    assert row["verdict"] == "hazard" and row["timed_verdict"] == "inconclusive"
+    assert row["error"] == ""
+    assert row["cut_short"] == "timed: step_cap (limit 10, raise with --max-steps)"
+
+
 # ---- B3: the per-point deadline is a time cap: inconclusive, never an error, never cached ----
 
 def test_the_program_gets_a_time_budget_under_the_deadline_and_stops_inconclusive(

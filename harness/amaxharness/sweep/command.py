@@ -78,7 +78,8 @@ def _summary_lines(grid, rows) -> list[str]:
         if grid.x:
             group = sorted(group, key=lambda r: grid.axes[grid.x].index(r.point[grid.x]))
         safety = re.sub(r"\*\*", "", report.safety_summary(grid, group))
-        latency = report.span(group, "exposed_amax_latency_us", report.num, grid.x)
+        latency = report.span(group, "exposed_amax_latency_us", report.num, grid.x,
+                              grid.axes[grid.x] if grid.x else None)
         lines.append(f"  {design}: {safety}; modelled exposed amax latency (µs) {latency}")
     return lines
 

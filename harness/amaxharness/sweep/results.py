@@ -35,12 +35,16 @@ class CutShort:
 
 
 def cut_short_of(report, run: str) -> list[CutShort]:
-    """The causes an inconclusive report names; one "cause not reported" when it names none."""
-    if report is None or report.verdict != "inconclusive":
+    """The causes a report names for what was cut short, whatever its verdict (a hazard found
+    before a cap still leaves the capped runs unexplored); one "cause not reported" when an
+    inconclusive report names none."""
+    if report is None:
         return []
     found = [CutShort(run, str(c.get("cause", "")), c.get("limit"), str(c.get("raise_with", "")))
              for c in report.raw.get("cut_short") or [] if isinstance(c, dict)]
-    return found or [CutShort(run, "cause not reported", None, "")]
+    if not found and report.verdict == "inconclusive":
+        return [CutShort(run, "cause not reported", None, "")]
+    return found
 
 
 @dataclasses.dataclass
@@ -124,6 +128,8 @@ def _timing(timed, p: PlannedPoint, errors: list):
         return None, timed.verdict
     if set(timed.hazard_kinds) & set(HUNG_KINDS):
         return None, "hung"
+    if timed.timing is None and timed.raw.get("cut_short"):
+        return None, "inconclusive"  # a cap cut the run (after a hazard, say): no figures
     if timed.timing is None:
         errors.append("timed: the report has no timing figures")
     return timed.timing, timed.verdict
