@@ -170,6 +170,11 @@ int replay_and_compare(const Scenario& requested, const CheckRequest& request, b
     j["steps_replayed"] = on_gpu.steps_replayed;
     j["data_check_wrong"] = on_gpu.data_check_wrong;
     j["oracle"] = oracle.line;
+    if (oracle.cut_short) {
+      // The device-side gate deadline (GpuRunOptions::gate_timeout_ms), no CLI option raises it.
+      j["cut_short"] = nlohmann::ordered_json::array(
+          {{{"cause", "gate_timeout"}, {"limit", gpu_options.gate_timeout_ms}, {"raise_with", nullptr}}});
+    }
     j["oracle_mismatch"] =
         oracle.mismatch ? nlohmann::ordered_json(oracle.mismatch->describe()) : nlohmann::ordered_json(nullptr);
     j["gpu_notes"] = on_gpu.notes;

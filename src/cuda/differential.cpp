@@ -61,9 +61,10 @@ OracleVerdict judge_against_simulator(const Engine& simulated, bool simulated_st
   const std::string data_check =
       gpu.data_check_wrong == 0 ? std::string()
                                 : fmt::format("; and the data check found {} wrong element(s)", gpu.data_check_wrong);
-  if (gpu.gate_timed_out) {
+  if (gpu.gate_timed_out && gpu.data_check_wrong == 0) {
+    // A failed data check does not depend on the schedule: it stays a disagreement below.
     out.cut_short = true;
-    out.line = "not compared: a gate gave up waiting on the device, so the GPUs did not follow the schedule" + data_check;
+    out.line = "not compared: a gate gave up waiting on the device, so the GPUs did not follow the schedule";
   } else if (gpu.hang) {
     out.agree = simulated_stuck && gpu.data_check_wrong == 0;
     out.line = (simulated_stuck ? std::string("both backends hang: the simulated run deadlocked and the GPUs hung "

@@ -23,6 +23,16 @@ namespace {
 /// it, so the others must learn of the hang first or they would wait for it forever. Their own
 /// result becomes a hang too (the run as a whole hung), naming the processes that saw it.
 void note_hangs_elsewhere(IdExchange& exchange, GpuRunResult& result) {
+  // A device error is cleaned up as a hang (so the flag below goes out), but it is no verdict
+  // on the scenario: every process learns of it and reports a device error, not a hang.
+  const std::vector<bool> healthy = share_flags(exchange, result.device_error.empty());
+  std::vector<std::string> failed;
+  for (std::size_t p = 0; p < healthy.size(); ++p) {
+    if (!healthy[p]) failed.push_back(std::to_string(p));
+  }
+  if (result.device_error.empty() && !failed.empty()) {
+    result.device_error = fmt::format("process(es) {} hit a device error (their reports say which)", fmt::join(failed, ", "));
+  }
   const std::vector<bool> finished = share_flags(exchange, !result.hang);
   if (result.hang) return;
   std::vector<std::string> hung;

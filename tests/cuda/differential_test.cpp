@@ -106,6 +106,15 @@ TEST(Oracle, a_gate_that_gave_up_makes_the_comparison_inconclusive) {
   EXPECT_EQ(v.line.rfind("not compared: a gate gave up", 0), 0u) << v.line;
 }
 
+TEST(Oracle, a_failed_data_check_stays_a_disagreement_when_a_gate_also_gave_up) {
+  GpuRunResult gpu = gpu_with({5, 6, 7, 8});
+  gpu.gate_timed_out = true;
+  gpu.data_check_wrong = 2;
+  const OracleVerdict v = judge(gpu);
+  EXPECT_FALSE(v.agree);
+  EXPECT_FALSE(v.cut_short) << v.line;
+}
+
 TEST(Oracle, a_mismatch_is_named) {
   const OracleVerdict v = judge(gpu_with({5, 6, 3, 8}));
   EXPECT_FALSE(v.agree);
