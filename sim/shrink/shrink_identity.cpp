@@ -32,6 +32,21 @@ std::string original_op(const OpRef& ref, const Scenario& s, const Lineage& line
                      s.ranks[ref.rank].threads[ref.thread].program[ref.index].name);
 }
 
+/// A stuck op's reasons in the original's terms, sorted: "a rank whose program never issues the
+/// matching op (rank 1)", "a rank whose stream has not reached the matching op (rank 0, behind
+/// rank 0 thread main op #0 send_activation)".
+std::vector<std::string> original_waits(const std::vector<WaitReason>& waits, const Scenario& s, const Lineage& lineage) {
+  std::vector<std::string> out;
+  for (const WaitReason& w : waits) {
+    std::string text = fmt::format("{} (rank {}", to_string(w.kind), lineage.ranks.at(w.rank));
+    if (w.behind) text += ", behind " + original_op(*w.behind, s, lineage);
+    out.push_back(text + ")");
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 std::string original_participant(const Participant& p, const Scenario& s, const Lineage& lineage) {
   // The lane stays in: a deadlocked op stuck on its thread (never issued) and the same op
   // stuck on its stream (issued, blocked) are different bugs.
@@ -39,6 +54,7 @@ std::string original_participant(const Participant& p, const Scenario& s, const 
                                        : fmt::format("rank {} {}", lineage.ranks.at(p.rank), p.op_name);
   if (!p.lane.empty()) text += " on " + p.lane;
   if (p.access != Access::none) text += fmt::format(" {}", to_string(p.access));
+  if (!p.waits.empty()) text += fmt::format(" waiting for {}", fmt::join(original_waits(p.waits, s, lineage), " and "));
   return text;
 }
 

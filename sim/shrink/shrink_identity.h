@@ -10,7 +10,9 @@
 ///   each touched the buffer, so a RAW never passes for a WAR between the same two ops; for
 ///   the other kinds as a set (a collective mismatch keeps its pair, an unjoined collective
 ///   its issuer and the ranks that never issued it);
-/// - for a deadlock, whether it is a wait-for cycle, so a cycle never becomes a hang;
+/// - for a deadlock, whether it is a wait-for cycle, so a cycle never becomes a hang, and why
+///   each stuck op waits (Participant::waits, with the ranks and ops in the way), so a member
+///   that has not issued a collective yet never becomes one whose program lost it;
 /// - for a value hazard, the op that last wrote each checked range (its producer) and the
 ///   range's final values, so the wrong value is the same one and still comes from the same
 ///   op (a run with no ops left, whose buffers keep their initial values, never passes).

@@ -130,19 +130,24 @@ void Session::issue(const Step& step, ReplayState& state) {
   }
   ++queued;
   auto& queue = state.queues[{r, op.stream}];
-  queue.push_back(issued);
   if (!is_p2p(op.kind)) {
+    queue.push_back(issued);
     launch(r, issued);
     return;
   }
-  // A group goes to NCCL at once (ncclGroupEnd), when its last op is issued.
+  // A group goes to NCCL at once (ncclGroupEnd), when its last op is issued: until then its ops
+  // are held on the thread, as the engine holds them (ThreadState::held), and an op another
+  // thread launches on the stream meanwhile runs before the group.
+  std::vector<IssuedOp>& held = state.held[{r, t}];
+  held.push_back(issued);
   const bool more = op.group != 0 && pc < program.size() && program[pc].group == op.group && is_p2p(program[pc].kind);
   if (more) return;
-  // The group is the run of this thread's ops with its id ending here; the validator keeps them
-  // on one stream, so they are the queue's tail.
-  std::size_t n = 1;
-  while (op.group != 0 && n <= ref.index && program[ref.index - n].group == op.group && is_p2p(program[ref.index - n].kind)) ++n;
-  if (n > queue.size()) throw InputError(fmt::format("the send/recv group of '{}' on rank {} is not on one stream", op.name, r));
+  const std::size_t n = held.size();
+  for (const IssuedOp& h : held) {
+    if (h.op->stream != op.stream) throw InputError(fmt::format("the send/recv group of '{}' on rank {} is not on one stream", op.name, r));
+    queue.push_back(h);
+  }
+  held.clear();
   std::vector<const IssuedOp*> group;
   for (std::size_t i = queue.size() - n; i < queue.size(); ++i) group.push_back(&queue[i]);
   launch_p2p(r, group);

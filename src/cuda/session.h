@@ -82,6 +82,8 @@ class Session {
   };
   struct ReplayState {
     std::map<std::pair<RankId, StreamId>, std::deque<IssuedOp>> queues;
+    /// Per thread: the ops of a send/recv group issued so far, queued at its last op.
+    std::map<std::pair<RankId, ThreadId>, std::vector<IssuedOp>> held;
     std::map<std::pair<RankId, ThreadId>, std::uint32_t> pcs;
     std::map<std::pair<RankId, CommId>, std::uint64_t> comm_issued;
     std::map<CommId, std::uint64_t> comm_completed;

@@ -12,7 +12,7 @@ namespace amaxcheck {
 namespace {
 
 Participant participant_of(const Stuck& s, std::size_t step) {
-  return Participant{s.rank, s.lane, s.op, s.op_name, s.origin, step};
+  return Participant{s.rank, s.lane, s.op, s.op_name, s.origin, step, Access::none, s.reasons};
 }
 
 /// A cycle in the wait-for graph among stuck lanes, as indices into `stuck`; empty if none.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/wait_reason.h"
 #include "model/scenario.h"
 #include "util/enum_names.h"
 
@@ -74,6 +75,9 @@ struct Participant {
   std::string origin;  ///< the op's origin in the scenario
   std::size_t step = 0;
   Access access = Access::none;  ///< races: the earlier and the later access (RAW = write, read)
+  /// Deadlocks: why it is stuck (Stuck::reasons). Not written to traces: a shrink's "same bug"
+  /// reads it from its own runs.
+  std::vector<WaitReason> waits = {};
 };
 
 struct Hazard {

@@ -34,8 +34,9 @@ bool host_op_ready(const Engine::State& st, RankId r, const Op& op) {
   }
 }
 
-/// A comm op at the head of a stream may join: NCCL's per-comm order, under serialized kernels
-/// the device's launch order, and for a group, every op of the group queued behind it.
+/// A comm op at the head of a stream may join: NCCL's per-comm order, and under serialized
+/// kernels the device's launch order. A send/recv group reaches its stream whole, at its last
+/// issue (ThreadState::held), so its head never waits for the rest of it.
 bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue) {
   const RankState& rank = st.ranks[r];
   const QueuedOp& q = queue.front();
@@ -46,7 +47,7 @@ bool may_join(const Engine::State& st, RankId r, const Fifo<QueuedOp>& queue) {
     AMAX_CHECK(!rank.uncompleted.empty(), "a queued collective is missing from the launch order");
     if (rank.uncompleted.front() != std::make_pair(q.op->comm, q.order)) return false;
   }
-  return p2p_group_size(st.scenario, q.ref) <= queued_group_size(queue);
+  return true;
 }
 
 bool head_ready(const Engine::State& st, RankId r, const QueuedOp& q) {

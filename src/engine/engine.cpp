@@ -50,7 +50,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
       const std::vector<Op>& program = rank.threads[t].program;
       const auto host_ops = static_cast<std::size_t>(
           std::count_if(program.begin(), program.end(), [](const Op& op) { return is_host_op(op.kind); }));
-      st.threads.push_back(ThreadState{0, next++, root, std::vector<VectorClock>(host_ops + 1, root), 0});
+      st.threads.push_back(ThreadState{0, next++, root, std::vector<VectorClock>(host_ops + 1, root), 0, {}});
     }
     for (std::size_t k = 0; k < rank.streams.size(); ++k) {
       st.streams.push_back(StreamState{next++, {}, root, std::vector<std::uint32_t>(rank.threads.size(), 0),
@@ -141,6 +141,7 @@ void Engine::State::reset(EngineOptions o) {
     RankState& st = ranks[r];
     for (ThreadState& t : st.threads) {
       t.pc = 0;
+      t.held.clear();
       t.clock = root;
       t.version = 0;  // versions[0] is the root: later slots are written before they are read
     }

@@ -35,6 +35,7 @@
 
 #include "engine/action.h"
 #include "engine/observer.h"
+#include "engine/wait_reason.h"
 #include "model/scenario.h"
 
 namespace amaxcheck {
@@ -121,6 +122,7 @@ struct Stuck {
   /// blocked behind grad_bucket_0"), or members that joined it with mismatched ops.
   std::vector<std::string> blocked;
   std::string awaited;  ///< collectives: "collective #N on comm C (NAME)", what the two lists refer to
+  std::vector<WaitReason> reasons;  ///< what waiting_for says, as kinds and ranks (wait_reason.h)
 };
 
 /// What Engine::run_steps asks for each step's action: a scheduler's choice, which the engine

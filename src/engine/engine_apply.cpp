@@ -172,14 +172,24 @@ struct Applier {
       lanes |= thread_lanes(a.rank);  // a signal can release another thread's wait
     } else if (is_discarded_collective(op)) {
       // NCCL discards a zero-element collective at the call: nothing is queued or matched.
+    } else if (plan.held_for_group) {
+      // Not queued yet: the group's last issue queues it (ThreadState::held). Its number on the
+      // communicator is its issue's, and the touches are those of a queued op's issue, so
+      // whatever orders against the issue still does.
+      QueuedOp& q = thread.held.emplace_back(ref, number, &op, thread.version, epoch);
+      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, plan.stream_syncers, a.lane);
+      touch_op(ref, true);
+      seq = number_comm_op(rank, q, a.rank);
     } else {
       // Built in its slot at the stream's tail, not moved there: nothing reads the queue before
       // the issue is done.
       Fifo<QueuedOp>& queue = *plan.queue;
       // Behind a head that is not a comm op, a new op changes no lane but the thread's: the head
-      // stays, and a stream that was busy stays busy. A comm head's join may wait for its group.
+      // stays, and a stream that was busy stays busy. A comm head's lane is refreshed as well.
       if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= plan.stream_bit;
       if (queue.empty()) lanes |= plan.stream_syncers;  // drained no more
+      for (const QueuedOp& held : thread.held) queue.push_back(held);  // the group's ops before its last
+      thread.held.clear();
       QueuedOp& q = queue.emplace_back(ref, number, &op, thread.version, epoch);  // the rest as a new QueuedOp has it
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).
@@ -200,17 +210,7 @@ struct Applier {
         q.record = rank.latest_record[op.event];
         touch(ObjectType::event, a.rank, op.event, false);
       } else if (is_comm_op(op.kind)) {
-        if (is_collective(op.kind)) {
-          seq = q.seq = rank.per_comm[op.comm].issued++;
-        } else {
-          const RankId peer = st.scenario.comms[op.comm].members.at(op.peer);
-          seq = q.seq = rank.p2p_issued[{op.comm, peer, op.kind == OpKind::send}]++;
-        }
-        q.order = rank.per_comm[op.comm].ops_issued++;
-        rank.uncompleted.emplace_back(op.comm, q.order);
-        touch(ObjectType::comm_issue, a.rank, op.comm, true);
-        touch(ObjectType::launch_tail, a.rank, 0, true);
-        record_comm(op.comm, seq);
+        seq = number_comm_op(rank, q, a.rank);
       }
     }
     if (!is_host_op(op.kind) && only_lane(lane_bit(a.lane))) kept = plan.next_is_device;
@@ -219,6 +219,25 @@ struct Applier {
     if (observers.empty()) return;
     IssueEvent event{site(ref, &op, lane_of(a)), &thread.clock, thread.actor, seq};
     for (Observer* o : observers) o->on_issue(event);
+  }
+
+  /// Numbers an issued comm op on its communicator: a collective's seq there, a send's or recv's
+  /// pair index, and its place in the rank's order on the communicator and in launch order.
+  /// Returns the seq.
+  std::uint64_t number_comm_op(RankState& rank, QueuedOp& q, RankId r) {
+    const Op& op = *q.op;
+    if (is_collective(op.kind)) {
+      q.seq = rank.per_comm[op.comm].issued++;
+    } else {
+      const RankId peer = st.scenario.comms[op.comm].members.at(op.peer);
+      q.seq = rank.p2p_issued[{op.comm, peer, op.kind == OpKind::send}]++;
+    }
+    q.order = rank.per_comm[op.comm].ops_issued++;
+    rank.uncompleted.emplace_back(op.comm, q.order);
+    touch(ObjectType::comm_issue, r, op.comm, true);
+    touch(ObjectType::launch_tail, r, 0, true);
+    record_comm(op.comm, q.seq);
+    return q.seq;
   }
 
   void host_effect(RankId r, ThreadState& thread, const Op& op) {

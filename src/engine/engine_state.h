@@ -61,6 +61,10 @@ struct ThreadState {
   /// program: a run overwrites the slots, and never moves them.
   std::vector<VectorClock> versions;
   std::uint32_t version = 0;
+  /// The ops of a send/recv group issued so far, held here until its last op is issued: NCCL
+  /// launches a group at ncclGroupEnd, so nothing of it reaches the stream before then, and an
+  /// op another thread puts on the stream in between runs before the whole group, not inside it.
+  std::vector<QueuedOp> held;
 };
 
 struct StreamState {
@@ -184,6 +188,9 @@ struct OpPlan {
   std::uint64_t stream_syncers = 0;
   /// The thread's next op exists and is a device op (Applier::kept after this op's issue).
   bool next_is_device = false;
+  /// A send or recv of a group whose next op is of the same group: its issue holds it on the
+  /// thread (ThreadState::held), and the group's last issue queues them all.
+  bool held_for_group = false;
   /// A kernel whose ranges lie in its rank's buffers and are as many as it indexes: its views,
   /// reads then writes, are State::kernel_views from `first_view` on. Any other kernel runs
   /// through the checked path (run_kernel over the buffers), which reports the bad range when

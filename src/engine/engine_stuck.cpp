@@ -42,6 +42,12 @@ std::optional<Held> stream_holding_order(const Engine::State& st, RankId r, Comm
   return std::nullopt;
 }
 
+/// The op at `holder`, if found.
+std::optional<OpRef> holder_ref(const Engine::State& st, RankId r, const std::optional<Held>& holder) {
+  if (!holder) return std::nullopt;
+  return st.ranks[r].streams[holder->stream].queue[holder->position].ref;
+}
+
 /// "collective #3 on comm dp" / "send #0 to rank 1 on comm pp (send_act)": a comm op, as the
 /// rank that holds it numbers it.
 std::string comm_op_label(const Engine::State& st, RankId r, const QueuedOp& q) {
@@ -98,6 +104,7 @@ void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, St
       const auto& queue = st.ranks[r].streams[held->stream].queue;
       const std::string& stream = st.scenario.ranks[r].streams[held->stream].name;
       const Op& mine = *queue[held->position].op;
+      out.reasons.push_back({WaitKind::blocked, r, held->position == 0 ? std::nullopt : std::optional(queue.front().ref)});
       out.blocked.push_back(held->position == 0
                                 ? fmt::format("rank {} issued it ({}) on stream {} but has not started it", r, mine.name, stream)
                                 : fmt::format("rank {} issued it ({}) but its stream {} is blocked behind {}", r, mine.name,
@@ -107,9 +114,11 @@ void missing_members(const Engine::State& st, CommId comm, std::uint64_t seq, St
         return is_collective(o.kind) && o.comm == comm && !is_discarded_collective(o);
       });
       if (may_issue.empty()) {
+        out.reasons.push_back({WaitKind::never_issues, r, std::nullopt});
         out.blocked.push_back(fmt::format("rank {} never issues it: its program has no collective left on comm {} ({})", r,
                                           c.name, where_threads_are(st, r)));
       } else {
+        out.reasons.push_back({WaitKind::not_issued, r, std::nullopt});
         out.missing_ranks.push_back(r);
         for (ThreadId t : may_issue) out.waits_on.push_back(thread_key(r, t));
       }
@@ -141,6 +150,7 @@ void describe_joined_p2p(const Engine::State& st, RankId r, const QueuedOp& q, S
   const auto& other = send ? it->second.recv : it->second.send;
   if (it != pairs.end() && other) {
     const char* why = p2p_disagreement(*it->second.send->op, *it->second.recv->op);
+    out.reasons.push_back({WaitKind::mismatched, peer, std::nullopt});
     out.blocked.push_back(fmt::format("rank {} started the matching {} ({}) but they disagree ({}): NCCL's behaviour is "
                                       "undefined (wrong data or a hang), and the model stops here",
                                       peer, other_kind, other->op->name, why ? why : "?"));
@@ -156,6 +166,7 @@ void describe_joined_p2p(const Engine::State& st, RankId r, const QueuedOp& q, S
       const Op& o = *queue[i].op;
       if (!is_p2p(o.kind) || o.kind == op.kind || o.comm != op.comm || static_cast<int>(o.peer) != mine || queue[i].seq != q.seq) continue;
       out.waits_on.push_back(actor_key({ActionKind::execute, peer, k}));
+      out.reasons.push_back({WaitKind::blocked, peer, i == 0 ? std::nullopt : std::optional(queue.front().ref)});
       const std::string& stream = st.scenario.ranks[peer].streams[k].name;
       out.blocked.push_back(i == 0 ? fmt::format("rank {} issued the matching {} ({}) on stream {} but has not started it (it waits "
                                                  "for an earlier op on comm {})", peer, other_kind, o.name, stream, comm.name)
@@ -170,12 +181,14 @@ void describe_joined_p2p(const Engine::State& st, RankId r, const QueuedOp& q, S
     return o.kind == matching && o.comm == op.comm && static_cast<int>(o.peer) == mine;
   });
   if (may_issue.empty()) {
+    out.reasons.push_back({WaitKind::never_issues, peer, std::nullopt});
     out.blocked.push_back(fmt::format("rank {} never issues the matching {}: its program has none left to rank {} on comm {} "
                                       "({})",
                                       peer, other_kind, r, comm.name, where_threads_are(st, peer)));
     out.waiting_for = fmt::format("the matching {} on rank {}, which its program never issues", other_kind, peer);
     return;
   }
+  out.reasons.push_back({WaitKind::not_issued, peer, std::nullopt});
   out.missing_ranks.push_back(peer);
   for (ThreadId t : may_issue) out.waits_on.push_back(actor_key({ActionKind::issue, peer, t}));
   out.waiting_for = fmt::format("the matching {} on rank {}, which never issued it ({})", other_kind, peer, where_threads_are(st, peer));
@@ -190,6 +203,7 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
     out.waiting_for = fmt::format("event {} recorded on stream {}", s.ranks[r].events[op.event].name,
                                   s.ranks[r].streams[q.record->stream].name);
     out.waits_on.push_back(stream_key(r, q.record->stream));
+    out.reasons.push_back({WaitKind::event_record, r, std::nullopt});
     return;
   }
   if (!is_comm_op(op.kind)) return;
@@ -211,6 +225,7 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
                         : fmt::format("collective #{} on comm {}", q.seq, comm);
     missing_members(st, op.comm, q.seq, out);
     if (!agree) {
+      out.reasons.push_back({WaitKind::mismatched, r, std::nullopt});
       // NCCL leaves a mismatch undefined (wrong data or a hang); the model completes nothing.
       out.blocked.push_back(fmt::format("its members joined it with mismatched ops ({}): NCCL's behaviour is undefined "
                                         "(wrong data or a hang), and the model stops here",
@@ -227,6 +242,7 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
                                      : fmt::format("op #{} on comm {}", completed, comm);
     out.waiting_for = fmt::format("{} to complete first (NCCL runs a comm's ops in issue order)", first);
     if (holder) out.waits_on.push_back(stream_key(r, holder->stream));
+    out.reasons.push_back({WaitKind::earlier_comm_op, r, holder_ref(st, r, holder)});
     return;
   }
   if (s.kernels == KernelConcurrency::serialized && rank.uncompleted.front() != std::make_pair(op.comm, q.order)) {
@@ -236,11 +252,11 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
                                      : fmt::format("op #{} on comm {}", first_order, s.comms[first_comm].name);
     out.waiting_for = fmt::format("{} to finish (serialized collective kernels run in launch order)", first);
     if (holder) out.waits_on.push_back(stream_key(r, holder->stream));
+    out.reasons.push_back({WaitKind::launch_order, r, holder_ref(st, r, holder)});
     return;
   }
-  // A group starts as a whole: the rest of it is not queued yet.
-  out.waiting_for = fmt::format("the rest of its send/recv group {} to be issued (ncclGroupEnd)", op.group);
-  out.waits_on.push_back(thread_key(r, q.ref.thread));
+  // A group reaches its stream whole (ThreadState::held): nothing else holds a comm head back.
+  AMAX_CHECK(false, "a stuck comm op at its stream's head that may join");
 }
 
 void describe_thread(const Engine::State& st, RankId r, ThreadId t, const Op& op, Stuck& out) {
@@ -248,22 +264,26 @@ void describe_thread(const Engine::State& st, RankId r, ThreadId t, const Op& op
   switch (op.kind) {
     case OpKind::stream_synchronize:
       out.waiting_for = "stream " + rank.streams[op.stream].name + " to drain";
+      out.reasons.push_back({WaitKind::stream_drain, r, std::nullopt});
       out.waits_on.push_back(stream_key(r, op.stream));
       break;
     case OpKind::event_synchronize: {
       const auto& rec = st.ranks[r].latest_record[op.event];
       out.waiting_for = "event " + rank.events[op.event].name;
+      out.reasons.push_back({WaitKind::event_done, r, std::nullopt});
       if (rec) out.waits_on.push_back(stream_key(r, rec->stream));
       break;
     }
     case OpKind::device_synchronize:
       out.waiting_for = "every stream of the device to drain";
+      out.reasons.push_back({WaitKind::device_drain, r, std::nullopt});
       for (StreamId k = 0; k < rank.streams.size(); ++k) {
         if (!st.ranks[r].streams[k].queue.empty()) out.waits_on.push_back(stream_key(r, k));
       }
       break;
     case OpKind::host_wait:
       out.waiting_for = fmt::format("host flag {} to be signalled {} time(s)", rank.flags[op.flag], op.count);
+      out.reasons.push_back({WaitKind::host_flag, r, std::nullopt});
       for (ThreadId other = 0; other < rank.threads.size(); ++other) {
         if (other != t) out.waits_on.push_back(thread_key(r, other));
       }
@@ -285,7 +305,7 @@ std::vector<Stuck> Engine::stuck() const {
       if (pc >= rank.threads[t].program.size()) continue;
       if (std::find(en.begin(), en.end(), Action{ActionKind::issue, r, t}) != en.end()) continue;
       const Op& op = rank.threads[t].program[pc];
-      Stuck s{r, "thread " + rank.threads[t].name, thread_key(r, t), OpRef{r, t, pc}, op.name, op.origin, {}, {}, {}, {}, {}};
+      Stuck s{r, "thread " + rank.threads[t].name, thread_key(r, t), OpRef{r, t, pc}, op.name, op.origin, {}, {}, {}, {}, {}, {}};
       describe_thread(st, r, t, op, s);
       result.push_back(std::move(s));
     }
@@ -293,7 +313,7 @@ std::vector<Stuck> Engine::stuck() const {
       const auto& queue = st.ranks[r].streams[k].queue;
       if (queue.empty()) continue;
       const QueuedOp& q = queue.front();
-      Stuck s{r, "stream " + rank.streams[k].name, stream_key(r, k), q.ref, q.op->name, q.op->origin, {}, {}, {}, {}, {}};
+      Stuck s{r, "stream " + rank.streams[k].name, stream_key(r, k), q.ref, q.op->name, q.op->origin, {}, {}, {}, {}, {}, {}};
       describe_stream_head(st, r, k, s);
       result.push_back(std::move(s));
     }

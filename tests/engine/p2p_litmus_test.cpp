@@ -92,6 +92,28 @@ TEST(P2pLitmus, a_grouped_exchange_completes_in_every_interleaving) {
   EXPECT_EQ(seen, (std::set<std::vector<float>>{{3.0f, 4.0f, 1.0f, 2.0f}}));
 }
 
+TEST(P2pLitmus, another_thread_s_kernel_issued_inside_a_group_runs_before_the_group) {
+  // Rank 0's second thread fills a buffer on the group's stream while the group is half issued.
+  // NCCL launches nothing of a group before ncclGroupEnd, so the fill runs first and the exchange
+  // completes; queuing the send at its issue put the fill inside the group, a hang that hardware
+  // cannot have.
+  Scenario s = exchange(true);
+  const ThreadId side = static_cast<ThreadId>(s.ranks[0].threads.size());
+  s.ranks[0].threads.push_back(Thread{"side", {}});
+  s.ranks[0].buffers.push_back(Buffer{"side", 1, false, {}});
+  s.ranks[0].threads[side].program.push_back(ScenarioBuilder::fill(0, {static_cast<BufferId>(s.ranks[0].buffers.size() - 1), 0, 1}, {5.0f}, "side_fill"));
+  std::set<std::vector<float>> seen;
+  bool clean = true;
+  const std::size_t runs = explore_all(s, [&](const litmus::Outcome& o) {
+    clean &= o.hazards.empty() && o.engine->done();
+    if (!o.hazards.empty()) ADD_FAILURE() << litmus::describe(o.hazards);
+    seen.insert(o.engine->read(0, {1, 0, 2}));
+  });
+  EXPECT_GT(runs, 1u);
+  EXPECT_TRUE(clean);
+  EXPECT_EQ(seen, (std::set<std::vector<float>>{{3.0f, 4.0f}}));
+}
+
 TEST(P2pLitmus, a_send_and_recv_of_different_sizes_is_a_mismatch_and_a_hang) {
   TwoRanks w;
   w.b.op(0, 0, ScenarioBuilder::send(w.s[0], w.comm, 1, {w.out[0], 0, 2}, "send_act"));

@@ -215,6 +215,31 @@ TEST(Shrink, a_wait_for_cycle_stays_a_cycle) {
   EXPECT_EQ(shrunk.hazard.participants.size(), deadlock->participants.size());
 }
 
+TEST(Shrink, a_hang_on_a_collective_not_yet_issued_never_becomes_one_never_issued) {
+  // Rank 1 waits on a host flag nobody signals before its all_reduce, so rank 0 hangs in the
+  // collective rank 1 has not issued yet. Deleting rank 1's all_reduce leaves the same two ops
+  // stuck, but rank 0 now waits for a collective rank 1's program never issues: another bug (a
+  // missing op, not a missing signal), once accepted because the stuck ops were the same.
+  ScenarioBuilder b("flag_before_collective");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId dp = b.comm("dp", {r0, r1});
+  const StreamId s0 = b.stream(r0, "s"), s1 = b.stream(r1, "s");
+  const ThreadId t0 = b.thread(r0, "main"), t1 = b.thread(r1, "main");
+  const BufferId a0 = b.buffer(r0, "amax", 1), a1 = b.buffer(r1, "amax", 1);
+  b.flag(r1, "ready");
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s0, dp, {a0, 0, 1}, {a0, 0, 1}, "amax_reduce"));
+  b.op(r1, t1, ScenarioBuilder::host(OpKind::host_wait, 0, "wait_ready")).count = 1;
+  b.op(r1, t1, ScenarioBuilder::all_reduce(s1, dp, {a1, 0, 1}, {a1, 0, 1}, "amax_reduce"));
+  const Scenario s = b.build();
+  const RunResult original = first_run_with(s, HazardKind::deadlock);
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::deadlock);
+  EXPECT_EQ(shrunk.hazard.summary.find("never issues"), std::string::npos) << shrunk.hazard.summary;
+  ASSERT_EQ(shrunk.scenario.ranks.size(), 2u);
+  const auto& program = shrunk.scenario.ranks[1].threads[0].program;
+  ASSERT_EQ(program.size(), 2u) << "rank 1 lost an op: " << shrunk.hazard.summary;
+  EXPECT_NE(shrunk.identity.show().find("has not issued the matching op (rank 1)"), std::string::npos) << shrunk.identity.show();
+}
+
 TEST(Shrink, a_collective_mismatch_keeps_the_pair_that_mismatched) {
   const Scenario s = testing::collective_order_swap();
   const FailingRun failure = first_failure(s, 2);
