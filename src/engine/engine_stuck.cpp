@@ -255,8 +255,8 @@ void describe_stream_head(const Engine::State& st, RankId r, StreamId k, Stuck& 
     out.reasons.push_back({WaitKind::launch_order, r, holder_ref(st, r, holder)});
     return;
   }
-  // A group reaches its stream whole (ThreadState::held): nothing else holds a comm head back.
-  AMAX_CHECK(false, "a stuck comm op at its stream's head that may join");
+  // Otherwise nothing holds it back (a group reaches its stream whole, ThreadState::held): it
+  // may join now, which only a run still in progress shows.
 }
 
 void describe_thread(const Engine::State& st, RankId r, ThreadId t, const Op& op, Stuck& out) {
