@@ -188,8 +188,10 @@ struct Applier {
       // stays, and a stream that was busy stays busy. A comm head's lane is refreshed as well.
       if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= plan.stream_bit;
       if (queue.empty()) lanes |= plan.stream_syncers;  // drained no more
-      for (const QueuedOp& held : thread.held) queue.push_back(held);  // the group's ops before its last
-      thread.held.clear();
+      if (plan.ends_group) {  // the group's ops before its last, held until now
+        for (const QueuedOp& held : thread.held) queue.push_back(held);
+        thread.held.clear();
+      }
       QueuedOp& q = queue.emplace_back(ref, number, &op, thread.version, epoch);  // the rest as a new QueuedOp has it
       // Appending at the tail commutes with running the head; the op itself is the object
       // that orders this issue before its own execute / join (see dependence.h).

@@ -189,8 +189,9 @@ struct OpPlan {
   /// The thread's next op exists and is a device op (Applier::kept after this op's issue).
   bool next_is_device = false;
   /// A send or recv of a group whose next op is of the same group: its issue holds it on the
-  /// thread (ThreadState::held), and the group's last issue queues them all.
+  /// thread (ThreadState::held), and the group's last issue (`ends_group`) queues them all.
   bool held_for_group = false;
+  bool ends_group = false;
   /// A kernel whose ranges lie in its rank's buffers and are as many as it indexes: its views,
   /// reads then writes, are State::kernel_views from `first_view` on. Any other kernel runs
   /// through the checked path (run_kernel over the buffers), which reports the bad range when

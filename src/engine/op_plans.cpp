@@ -34,6 +34,7 @@ void build_op_plans(Engine::State& st) {
         OpPlan plan;
         plan.next_is_device = i + 1 < program.size() && is_device_op(program[i + 1].kind);
         plan.held_for_group = p2p_group_size(s, OpRef{r, t, static_cast<std::uint32_t>(i)}) > 1;
+        plan.ends_group = i > 0 && st.op_plans.back().held_for_group && !plan.held_for_group;
         if (is_device_op(op.kind)) {
           AMAX_CHECK(op.stream < state.streams.size(),
                      "op " + op.name + " names a stream its rank does not have (scenario validation should have caught this)");
