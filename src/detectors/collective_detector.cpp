@@ -158,6 +158,19 @@ void CollectiveDetector::check_order(const IssueEvent& event) {
   slot = LastIssue{event.thread_actor, (*event.thread_clock)[event.thread_actor], event.site};
 }
 
+namespace {
+
+/// The collectives on `comm` in rank r's programs (those NCCL does not discard).
+std::uint64_t collectives_in_program(const Scenario& s, RankId r, CommId comm) {
+  std::uint64_t n = 0;
+  for (const Thread& thread : s.ranks[r].threads) {
+    for (const Op& op : thread.program) n += is_collective(op.kind) && op.comm == comm && !is_discarded_collective(op);
+  }
+  return n;
+}
+
+}  // namespace
+
 void CollectiveDetector::on_finish(const Engine&) {
   sort_issues();
   report_mismatches();
@@ -185,8 +198,21 @@ void CollectiveDetector::on_finish(const Engine&) {
     h.summary = fmt::format("rank(s) {} never issued collective #{} on comm {}{}", fmt::join(missing, ", "),
                             first_missing_seq, comm.name,
                             issuer ? fmt::format(" ({} issued by rank {})", issuer->op->name, issuer->ref.rank) : "");
-    if (issuer) h.participants.push_back(participant_at(*issuer));
-    for (RankId r : missing) h.participants.push_back(Participant{r, "", {r, 0, 0}, "(never issued)", "", 0});
+    // Why each member never issued it: its program still holds it (its thread stopped before it),
+    // or has no such collective left. A shrink keeps the one it had (shrink_identity.h).
+    std::vector<WaitReason> why;
+    for (RankId r : missing) {
+      const bool in_program = collectives_in_program(scenario_, r, c) > issued(r);
+      why.push_back({in_program ? WaitKind::not_issued : WaitKind::never_issues, r, std::nullopt});
+    }
+    if (issuer) {
+      h.participants.push_back(participant_at(*issuer));
+      h.participants.back().waits = why;
+    }
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+      h.participants.push_back(Participant{missing[i], "", {missing[i], 0, 0}, "(never issued)", "", 0});
+      if (!issuer) h.participants.back().waits = {why[i]};
+    }
     hazards_.push_back(std::move(h));
   }
 }

@@ -75,8 +75,9 @@ struct Participant {
   std::string origin;  ///< the op's origin in the scenario
   std::size_t step = 0;
   Access access = Access::none;  ///< races: the earlier and the later access (RAW = write, read)
-  /// Deadlocks: why it is stuck (Stuck::reasons). Not written to traces: a shrink's "same bug"
-  /// reads it from its own runs.
+  /// Deadlocks: why it is stuck (Stuck::reasons); an unjoined collective's issuer: why each
+  /// member that never issued it did not (its program still holds it, or not). Not written to
+  /// traces: a shrink's "same bug" reads it from its own runs.
   std::vector<WaitReason> waits = {};
 };
 

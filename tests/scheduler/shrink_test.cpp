@@ -215,11 +215,9 @@ TEST(Shrink, a_wait_for_cycle_stays_a_cycle) {
   EXPECT_EQ(shrunk.hazard.participants.size(), deadlock->participants.size());
 }
 
-TEST(Shrink, a_hang_on_a_collective_not_yet_issued_never_becomes_one_never_issued) {
-  // Rank 1 waits on a host flag nobody signals before its all_reduce, so rank 0 hangs in the
-  // collective rank 1 has not issued yet. Deleting rank 1's all_reduce leaves the same two ops
-  // stuck, but rank 0 now waits for a collective rank 1's program never issues: another bug (a
-  // missing op, not a missing signal), once accepted because the stuck ops were the same.
+/// Rank 1 waits on a host flag nobody signals before its all_reduce, so rank 0 hangs in the
+/// collective rank 1 has not issued yet (a deadlock and an unjoined collective).
+Scenario flag_before_collective() {
   ScenarioBuilder b("flag_before_collective");
   const RankId r0 = b.rank(), r1 = b.rank();
   const CommId dp = b.comm("dp", {r0, r1});
@@ -230,14 +228,22 @@ TEST(Shrink, a_hang_on_a_collective_not_yet_issued_never_becomes_one_never_issue
   b.op(r0, t0, ScenarioBuilder::all_reduce(s0, dp, {a0, 0, 1}, {a0, 0, 1}, "amax_reduce"));
   b.op(r1, t1, ScenarioBuilder::host(OpKind::host_wait, 0, "wait_ready")).count = 1;
   b.op(r1, t1, ScenarioBuilder::all_reduce(s1, dp, {a1, 0, 1}, {a1, 0, 1}, "amax_reduce"));
-  const Scenario s = b.build();
-  const RunResult original = first_run_with(s, HazardKind::deadlock);
-  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::deadlock);
-  EXPECT_EQ(shrunk.hazard.summary.find("never issues"), std::string::npos) << shrunk.hazard.summary;
-  ASSERT_EQ(shrunk.scenario.ranks.size(), 2u);
-  const auto& program = shrunk.scenario.ranks[1].threads[0].program;
-  ASSERT_EQ(program.size(), 2u) << "rank 1 lost an op: " << shrunk.hazard.summary;
-  EXPECT_NE(shrunk.identity.show().find("has not issued the matching op (rank 1)"), std::string::npos) << shrunk.identity.show();
+  return b.build();
+}
+
+TEST(Shrink, a_collective_not_yet_issued_never_becomes_one_never_issued) {
+  // Deleting rank 1's all_reduce (or its wait with it) leaves rank 0 waiting in the same
+  // collective, but for one that rank 1's program never issues: a missing op, not a missing
+  // signal. Both hazards of the run once shrank to it.
+  const Scenario s = flag_before_collective();
+  for (HazardKind kind : {HazardKind::deadlock, HazardKind::unjoined_collective}) {
+    const RunResult original = first_run_with(s, kind);
+    const ShrinkResult shrunk = shrink(s, original.choices, kind);
+    EXPECT_EQ(shrunk.hazard.summary.find("never issues"), std::string::npos) << shrunk.hazard.summary;
+    ASSERT_EQ(shrunk.scenario.ranks.size(), 2u);
+    EXPECT_EQ(shrunk.scenario.ranks[1].threads[0].program.size(), 2u) << to_string(kind) << ": rank 1 lost an op";
+    EXPECT_NE(shrunk.identity.show().find("has not issued the matching op (rank 1)"), std::string::npos) << shrunk.identity.show();
+  }
 }
 
 TEST(Shrink, a_collective_mismatch_keeps_the_pair_that_mismatched) {
