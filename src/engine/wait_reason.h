@@ -33,10 +33,10 @@ template <>
 struct EnumNames<WaitKind> {
   static constexpr std::array table{
       EnumName<WaitKind>{WaitKind::stream_drain, "a stream to drain"},
-      EnumName<WaitKind>{WaitKind::event_done, "an event's record"},
+      EnumName<WaitKind>{WaitKind::event_done, "an event to complete"},
       EnumName<WaitKind>{WaitKind::device_drain, "the device to drain"},
       EnumName<WaitKind>{WaitKind::host_flag, "a host flag"},
-      EnumName<WaitKind>{WaitKind::event_record, "an event's record"},
+      EnumName<WaitKind>{WaitKind::event_record, "an event's record to run"},
       EnumName<WaitKind>{WaitKind::earlier_comm_op, "an earlier op on its communicator"},
       EnumName<WaitKind>{WaitKind::launch_order, "an earlier-launched collective kernel"},
       EnumName<WaitKind>{WaitKind::not_issued, "a rank that has not issued the matching op"},
