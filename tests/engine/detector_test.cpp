@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <functional>
 #include <set>
 
 #include "detectors/deadlock_detector.h"
@@ -73,6 +75,60 @@ TEST(CollectiveDetector, reports_two_different_ops_of_one_signature_matched_by_a
                              "same signature, different ops (NCCL reduces them together) on comm dp collective #0: rank 0 "
                              "issued amax_reduce (all_reduce count=1 dtype=f32 op=max) but rank 1 issued grad_bucket")));
   EXPECT_TRUE(run_once(same_signature_swapped(false)).empty());
+}
+
+/// Two ranks, one op each on comm "c" (member i is rank i), made by `op_of(rank)`.
+Scenario one_comm_op_per_rank(const std::function<Op(RankId, StreamId, CommId, BufferId)>& op_of) {
+  ScenarioBuilder b("one_op_each");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c = b.comm("c", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    b.op(r, t, op_of(r, b.stream(r, "s"), c, b.buffer(r, "x", 2)));
+  }
+  return b.build();
+}
+
+/// The summaries of the collective_mismatch hazards of one run.
+std::vector<std::string> mismatches(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const Hazard& h : run_once(s)) {
+    if (h.kind == HazardKind::collective_mismatch) out.push_back(h.summary);
+  }
+  return out;
+}
+
+// NCCL does not check that members agree on dtype or root: a member reducing bf16 against one
+// reducing f32 of the same count, or two roots of one broadcast, exchange garbage or hang.
+TEST(CollectiveDetector, reports_members_that_disagree_on_dtype_or_root_and_is_silent_when_they_agree) {
+  for (const bool disagree : {false, true}) {
+    const Scenario all_reduce = one_comm_op_per_rank([&](RankId r, StreamId s, CommId c, BufferId x) {
+      Op op = ScenarioBuilder::all_reduce(s, c, {x, 0, 2}, {x, 0, 2}, "amax_reduce");
+      if (disagree && r == 1) op.dtype = Dtype::bf16;
+      return op;
+    });
+    const Scenario broadcast = one_comm_op_per_rank([&](RankId r, StreamId s, CommId c, BufferId x) {
+      Op op = ScenarioBuilder::all_reduce(s, c, {x, 0, 2}, {x, 0, 2}, "scale_broadcast");
+      op.kind = OpKind::broadcast;
+      op.root = disagree ? r : 0;  // each rank names itself the root
+      return op;
+    });
+    const Scenario send_recv = one_comm_op_per_rank([&](RankId r, StreamId s, CommId c, BufferId x) {
+      Op op = r == 0 ? ScenarioBuilder::send(s, c, 1, {x, 0, 2}) : ScenarioBuilder::recv(s, c, 0, {x, 0, 2});
+      if (disagree && r == 1) op.dtype = Dtype::bf16;
+      return op;
+    });
+    for (const auto& [scenario, why] : {std::pair{&all_reduce, "dtype mismatch"}, std::pair{&broadcast, "root mismatch"},
+                                        std::pair{&send_recv, "dtype mismatch"}}) {
+      const std::vector<std::string> found = mismatches(*scenario);
+      if (!disagree) {
+        EXPECT_THAT(found, testing::IsEmpty()) << why;
+        continue;
+      }
+      ASSERT_EQ(found.size(), 1U) << why;
+      EXPECT_THAT(found[0], testing::StartsWith(why));
+    }
+  }
 }
 
 TEST(CollectiveDetector, is_silent_when_every_rank_issues_the_same_order) {
@@ -426,6 +482,27 @@ TEST(ValueDetector, reports_every_replica_when_all_agree_but_differ_from_the_ref
                            "history on rank 0 element 1 is 5 but the sequential reference gives 7",
                            "history on rank 1 element 1 is 5 but the sequential reference gives 7",
                        }));
+}
+
+// Replicas must end bit-identical, not equal as floats: +0 and -0 compare equal, and two NaNs
+// with different payloads compare unequal to everything, yet both are a divergence (and the
+// same NaN on both replicas is none).
+TEST(ValueDetector, compares_replicas_by_their_bits_so_signed_zeros_and_nan_payloads_diverge) {
+  const auto hazards_of = [](float rank0, float rank1) {
+    ScenarioBuilder b("bits");
+    const RankId r0 = b.rank(), r1 = b.rank();
+    for (RankId r : {r0, r1}) {
+      b.thread(r, "main");
+      b.buffer(r, "amax_history", 1, {r == r0 ? rank0 : rank1});
+    }
+    b.scenario().checks.push_back(ReplicaCheck{"amax_history", {{r0, {0, 0, 1}}, {r1, {0, 0, 1}}}, {}});
+    return run_once(b.build());
+  };
+  const float quiet = std::bit_cast<float>(0x7fc00000U), other_payload = std::bit_cast<float>(0x7fc00001U);
+  EXPECT_TRUE(has(hazards_of(0.0f, -0.0f), HazardKind::replica_divergence));
+  EXPECT_TRUE(has(hazards_of(quiet, other_payload), HazardKind::replica_divergence));
+  EXPECT_TRUE(hazards_of(quiet, quiet).empty());
+  EXPECT_TRUE(hazards_of(-0.0f, -0.0f).empty());
 }
 
 TEST(HazardKey, is_kind_subject_ranks_and_ops_but_not_steps) {

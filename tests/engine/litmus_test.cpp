@@ -220,5 +220,23 @@ TEST(Litmus, a_wait_for_two_signals_is_ordered_after_both_whichever_thread_signa
   }
 }
 
+TEST(Litmus, a_wait_for_one_signal_is_not_ordered_after_a_second_signal_given_before_it_returned) {
+  // b signals first, then a fills, synchronizes and signals, and only then does c's wait for
+  // one signal return. The counter reached 1 with b's signal, which does not follow the fill:
+  // the copy still races with it, although a's signal, too, was given before the wait returned.
+  constexpr ThreadId b = 1, c = 2;  // thread a is 0
+  const auto issue_of = [](const Action& action, ThreadId thread) { return action.kind == ActionKind::issue && action.lane == thread; };
+  const auto hazards = litmus::run_picking(two_signallers(1), [&](const std::vector<Action>& enabled) {
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (issue_of(enabled[i], b)) return i;
+    }
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (!issue_of(enabled[i], c)) return i;
+    }
+    return std::size_t{0};
+  });
+  EXPECT_TRUE(has(hazards, HazardKind::data_race)) << litmus::describe(hazards);
+}
+
 }  // namespace
 }  // namespace amaxcheck

@@ -123,6 +123,36 @@ TEST(RaceDetector, a_read_drops_only_its_own_streams_earlier_reads_that_it_cover
   EXPECT_GT(schedules, 10u);
 }
 
+// The same rule where the covering read stays in the history (it may race with the write, on a
+// third stream): read_all on b covers read_low on a, and the write on c is ordered after
+// read_all (an event) but never after read_low. Had read_all dropped read_low, the schedules
+// that run read_low first would report nothing.
+TEST(RaceDetector, a_read_on_another_stream_never_drops_a_read_it_covers) {
+  ScenarioBuilder b("covering_read_on_another_stream");
+  const RankId r = b.rank();
+  const ThreadId t = b.thread(r, "main");
+  const StreamId a = b.stream(r, "a"), s_b = b.stream(r, "b"), c = b.stream(r, "c");
+  const EventId read = b.event(r, "read_all_done");
+  const BufferId x = b.buffer(r, "x", 8), y = b.buffer(r, "y", 8), z = b.buffer(r, "z", 8);
+  b.op(r, t, ScenarioBuilder::copy(a, {x, 0, 4}, {y, 0, 4}, "read_low"));
+  b.op(r, t, ScenarioBuilder::copy(s_b, {x, 0, 8}, {z, 0, 8}, "read_all"));
+  b.op(r, t, ScenarioBuilder::record(s_b, read));
+  b.op(r, t, ScenarioBuilder::wait(c, read));
+  b.op(r, t, ScenarioBuilder::fill(c, {x, 2, 1}, {1.0f}, "write_mid"));
+  const Scenario s = b.build();
+  std::size_t schedules = 0;
+  each_schedule(s, [&](const std::vector<std::size_t>& path) {
+    RaceDetector detector(s);
+    run_path(s, path, detector);
+    ++schedules;
+    ASSERT_EQ(detector.hazards().size(), 1u) << "schedule " << schedules << "\n" << described(detector.hazards());
+    const Hazard& h = detector.hazards().front();
+    std::set<std::string> ops{h.participants[0].op_name, h.participants[1].op_name};
+    EXPECT_EQ(ops, (std::set<std::string>{"read_low", "write_mid"})) << described(detector.hazards());
+  });
+  EXPECT_GT(schedules, 10u);
+}
+
 // One detector, reset before each schedule, against a new one per schedule: the reused rows and
 // sites must hold nothing of earlier runs.
 TEST(RaceDetector, a_reset_detector_reports_what_a_new_one_reports_in_every_schedule) {
