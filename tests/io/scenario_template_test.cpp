@@ -104,6 +104,19 @@ TEST(ScenarioReference, takes_the_sequential_runs_answer) {
   EXPECT_TRUE(hazards_of(s).empty());
 }
 
+// The scale update moved to a stream of its own, with nothing making it wait for the reduction:
+// the sequential run still blocks the thread on the all-reduce, so the reference is the
+// design's meaning (the reduced amax, as above), and the asynchronous run races against it.
+TEST(ScenarioReference, blocks_each_thread_on_its_op_so_an_unordered_update_still_reads_the_reduced_amax) {
+  json doc = testing::shipped_json("custom-template-amax.json");
+  doc["ranks"][0]["streams"].push_back("update");
+  program(doc)[3]["stream"] = "update";
+  const Scenario s = scenario_from_json(doc, "t.json");
+  EXPECT_EQ(s.checks[0].expected, std::vector<float>{448.0f / 3.0f});
+  EXPECT_EQ(s.checks[1].expected, (std::vector<float>{0.0f, 3.0f}));
+  EXPECT_TRUE(hazards_of(s).contains(HazardKind::data_race));
+}
+
 TEST(ScenarioReference, is_refused_without_the_delayed_scaling_ops) {
   json doc = testing::shipped_json("custom-pipeline-template.json");
   doc["checks"][0]["expected"] = "reference";

@@ -130,6 +130,35 @@ TEST(Exhaustive, with_reduction_tries_a_pair_completing_before_another_pair_s_si
   EXPECT_TRUE(wrong_value);
 }
 
+TEST(Exhaustive, with_reduction_reverses_a_race_whose_steps_are_far_apart) {
+  // Thread a fills x, records e and then issues ten more fills, all on stream s1; thread b waits
+  // for e on s2 and reads x. The first schedule runs a's issues first, so b's wait meets the
+  // record eleven steps after it and orders the read. Only the reversal of those two issues
+  // (the wait first, which waits for nothing) shows the race between the fill and the read, and
+  // no other race of the run leads there.
+  ScenarioBuilder b("far_apart_race");
+  const RankId r = b.rank();
+  const ThreadId a = b.thread(r, "a"), t_b = b.thread(r, "b");
+  const StreamId s1 = b.stream(r, "s1"), s2 = b.stream(r, "s2");
+  const EventId e = b.event(r, "e");
+  const BufferId x = b.buffer(r, "x", 1), y = b.buffer(r, "y", 1), z = b.buffer(r, "z", 1);
+  b.op(r, a, ScenarioBuilder::fill(s1, {x, 0, 1}, {1.0f}, "fill_x"));
+  b.op(r, a, ScenarioBuilder::record(s1, e));
+  for (int i = 0; i < 10; ++i) b.op(r, a, ScenarioBuilder::fill(s1, {y, 0, 1}, {2.0f}, "fill_y"));
+  b.op(r, t_b, ScenarioBuilder::wait(s2, e));
+  b.op(r, t_b, ScenarioBuilder::copy(s2, {x, 0, 1}, {z, 0, 1}, "read_x"));
+  const Scenario s = b.build();
+  ExhaustiveSearch search;
+  bool race = false;
+  for (std::uint64_t i = 0; search.begin_run(i); ++i) {
+    const RunResult run = run_once(s, search);
+    for (const Hazard& h : run.hazards) race |= h.kind == HazardKind::data_race;
+    search.end_run(run);
+  }
+  EXPECT_TRUE(search.stats().complete);
+  EXPECT_TRUE(race) << "the search never ran the wait before the record (" << search.stats().explored << " schedules)";
+}
+
 std::uint64_t catalan(std::uint64_t n) { return factorial(2 * n) / (factorial(n + 1) * factorial(n)); }
 std::uint64_t power_of_two(std::uint64_t n) { return std::uint64_t{1} << n; }
 
