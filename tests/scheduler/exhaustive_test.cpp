@@ -159,6 +159,43 @@ TEST(Exhaustive, with_reduction_reverses_a_race_whose_steps_are_far_apart) {
   EXPECT_TRUE(race) << "the search never ran the wait before the record (" << search.stats().explored << " schedules)";
 }
 
+/// The keys of every hazard of every run of an exhaustive search of `s`.
+std::set<std::string> hazard_keys(const Scenario& s, ExhaustiveOptions options) {
+  ExhaustiveSearch search(options);
+  std::set<std::string> keys;
+  for (std::uint64_t i = 0; search.begin_run(i); ++i) {
+    const RunResult run = run_once(s, search);
+    for (const Hazard& h : run.hazards) keys.insert(h.key());
+    search.end_run(run);
+  }
+  EXPECT_TRUE(search.stats().complete);
+  return keys;
+}
+
+TEST(Exhaustive, with_reduction_reverses_a_write_that_disables_a_synchronization_in_a_stuck_run) {
+  // Thread t1's recv has no send, so stream s0 never drains. Thread t0 records e on s0 and then
+  // synchronizes on e and on the device: it hangs too if the recv is queued before the record
+  // runs, and finishes if not. The recv's issue may disable t0's synchronizations
+  // (Touch::disables), and the run is stuck either way: the search must also try the orders in
+  // which they run first, where only the recv is stuck (path_clocks.h; a search that skipped
+  // them reported just the two hangs of t0).
+  ScenarioBuilder b("disabling_write");
+  const RankId r = b.rank();
+  const CommId all = b.comm("all", {r});
+  const ThreadId t0 = b.thread(r, "t0"), t1 = b.thread(r, "t1");
+  const StreamId s0 = b.stream(r, "s0");
+  const EventId e = b.event(r, "e");
+  const BufferId x = b.buffer(r, "x", 1);
+  b.op(r, t0, ScenarioBuilder::record(s0, e));
+  b.op(r, t0, ScenarioBuilder::host(OpKind::event_synchronize, e));
+  b.op(r, t0, ScenarioBuilder::host(OpKind::device_synchronize));
+  b.op(r, t1, ScenarioBuilder::recv(s0, all, 0, {x, 0, 1}, "recv", 1));
+  const Scenario s = b.build();
+  const std::set<std::string> naive_keys = hazard_keys(s, naive());
+  EXPECT_EQ(naive_keys.size(), 3u);
+  EXPECT_EQ(hazard_keys(s, ExhaustiveOptions{}), naive_keys);
+}
+
 std::uint64_t catalan(std::uint64_t n) { return factorial(2 * n) / (factorial(n + 1) * factorial(n)); }
 std::uint64_t power_of_two(std::uint64_t n) { return std::uint64_t{1} << n; }
 

@@ -246,6 +246,40 @@ TEST(Shrink, a_collective_not_yet_issued_never_becomes_one_never_issued) {
   }
 }
 
+// What "the same bug" holds besides the ops (shrink_identity.h): the subject, whether a deadlock
+// is a wait-for cycle, and each participant's lane and access. A hazard that differs from the
+// original in any one of them alone is another bug, which a shrink must not keep.
+TEST(Shrink, a_bug_s_identity_holds_its_subject_cycle_lanes_and_accesses) {
+  const Scenario s = flag_before_collective();
+  const Lineage lineage = Lineage::identity(s);
+  const RunResult no_run;
+  const auto identity = [&](const Hazard& h) { return identity_of(h, s, lineage, no_run); };
+  Hazard race;
+  race.kind = HazardKind::data_race;
+  race.subject = "amax";
+  race.participants = {Participant{0, "stream s", OpRef{0, 0, 0}, "amax_reduce", "", 3, Access::write},
+                       Participant{1, "stream s", OpRef{1, 0, 1}, "amax_reduce", "", 5, Access::read}};
+  Hazard other_subject = race, other_access = race, other_lane = race;
+  other_subject.subject = "scale";
+  other_access.participants[1].access = Access::write;
+  other_lane.participants[0].lane = "thread main";
+  for (const Hazard* other : {&other_subject, &other_access, &other_lane}) {
+    EXPECT_NE(identity(*other), identity(race)) << identity(*other).show();
+  }
+  Hazard steps_differ = race;
+  steps_differ.participants[0].step = 9;
+  EXPECT_EQ(identity(steps_differ), identity(race)) << "a step number is not part of the bug";
+
+  Hazard cycle;
+  cycle.kind = HazardKind::deadlock;
+  cycle.summary = "deadlock: wait-for cycle rank 0 stream s (amax_reduce) -> back to the start";
+  cycle.participants = {race.participants[0]};
+  Hazard hang = cycle;
+  hang.summary = "hang: ranks wait in collective #0 on comm dp (amax_reduce)";
+  ASSERT_TRUE(is_wait_for_cycle(cycle));
+  EXPECT_NE(identity(hang), identity(cycle)) << identity(hang).show();
+}
+
 TEST(Shrink, a_collective_mismatch_keeps_the_pair_that_mismatched) {
   const Scenario s = testing::collective_order_swap();
   const FailingRun failure = first_failure(s, 2);

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Does the test suite catch a planted bug? Each mutant in mutants.py is one hand-made edit of
+the source (a detector that drops a check, a search that prunes too much, an oracle that reads
+the design under test) that would let a hazard through or a verdict claim too much. For each,
+this applies the edit to a separate work tree, rebuilds it, runs the suite it names, and puts
+the source back. A mutant the suite does not kill is a test that cannot fail where it should.
+
+    python3 .ci/mutants/mutation_audit.py               # every mutant (about 40 s each)
+    python3 .ci/mutants/mutation_audit.py R1 S4         # some of them
+    python3 .ci/mutants/mutation_audit.py --list
+
+The work tree is a git worktree of HEAD at --tree (default <tmp>/amaxcheck-mutants), built
+there with -Dcuda=disabled the first time (about 10 minutes on 2 cores). Not part of CI: it
+takes most of an hour. Exit 0 when every mutant met its expectation, 1 when one survived, 2 when
+a mutant no longer applies (the code it edits changed: update mutants.py).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mutants import MUTANTS  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
+DEFAULT_SUITE = ['--no-suite', 'long', '--no-suite', 'harness', '--no-suite', 'cuda']
+
+
+def prepare(tree):
+    if not os.path.isdir(tree):
+        subprocess.run(['git', 'worktree', 'add', '--detach', tree, 'HEAD'], cwd=ROOT, check=True)
+    else:  # follow HEAD, so that the mutants meet the code they were written against
+        subprocess.run(['git', 'checkout', '--quiet', '--detach', subprocess.check_output(
+            ['git', 'rev-parse', 'HEAD'], cwd=ROOT, text=True).strip()], cwd=tree, check=True)
+    if not os.path.isdir(os.path.join(tree, 'build')):
+        subprocess.run(['meson', 'setup', 'build', '-Dcuda=disabled'], cwd=tree, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(['ninja', '-C', 'build'], cwd=tree, check=True, stdout=subprocess.DEVNULL)
+
+
+def killed_by(tree, suite):
+    """Runs `suite` ('default', or 'long:<gtest filter>' of the property program); returns the
+    names of what failed (empty: the mutant survived)."""
+    if suite == 'default':
+        run = subprocess.run(['meson', 'test', '-C', 'build', '--no-rebuild', '--num-processes', '2',
+                              '--timeout-multiplier', '0.5', *DEFAULT_SUITE], cwd=tree, capture_output=True, text=True)
+        return re.findall(r'^\s*\d+/\d+ (\S+ / \S+)\s+(?:FAIL|TIMEOUT|ERROR)', run.stdout, re.M) or (
+            ['(meson test failed)'] if run.returncode else [])
+    filt = suite.split(':', 1)[1]
+    env = dict(os.environ, RC_PARAMS='max_success=2000', AMAXCHECK_LONG='1', AMAXCHECK_ROOT=tree)
+    run = subprocess.run(['build/property_tests/property_tests', '--gtest_filter=' + filt], cwd=tree, env=env,
+                         capture_output=True, text=True)
+    return sorted(set(re.findall(r'^\[  FAILED  \] (\S+) \(', run.stdout, re.M))) or (
+        ['(property_tests failed)'] if run.returncode else [])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('ids', nargs='*', help='mutant ids (default: all)')
+    parser.add_argument('--tree', default=os.path.join(tempfile.gettempdir(), 'amaxcheck-mutants'))
+    parser.add_argument('--list', action='store_true', help='list the mutants and exit')
+    args = parser.parse_args()
+    chosen = [m for m in MUTANTS if not args.ids or m['id'] in args.ids]
+    unknown = set(args.ids) - {m['id'] for m in MUTANTS}
+    if unknown:
+        print(f'mutation_audit: no mutant {", ".join(sorted(unknown))} (--list shows them)', file=sys.stderr)
+        return 2
+    if args.list:
+        for m in chosen:
+            print(f"{m['id']:5} {m['file']}: {m['bug']} [{m['killed_by']}]")
+        return 0
+    prepare(args.tree)
+    stale, survived = [], []
+    for m in chosen:
+        path = os.path.join(args.tree, m['file'])
+        with open(path) as f:
+            text = f.read()
+        if text.count(m['old']) != 1:
+            stale.append(m['id'])
+            print(f"{m['id']:5} STALE: the text it edits is not in {m['file']} exactly once", flush=True)
+            continue
+        start = time.time()
+        try:
+            with open(path, 'w') as f:
+                f.write(text.replace(m['old'], m['new']))
+            build = subprocess.run(['ninja', '-C', 'build'], cwd=args.tree, capture_output=True, text=True)
+            if build.returncode != 0:
+                stale.append(m['id'])
+                print(f"{m['id']:5} STALE: does not build\n{build.stdout[-1500:]}", flush=True)
+                continue
+            failed = killed_by(args.tree, m['killed_by'])
+        finally:
+            with open(path, 'w') as f:
+                f.write(text)
+        if not failed:
+            survived.append(m['id'])
+        verdict = f"killed by {', '.join(failed[:4])}" if failed else 'SURVIVED'
+        print(f"{m['id']:5} {verdict} ({m['killed_by']}, {time.time() - start:.0f} s): {m['bug']}", flush=True)
+    subprocess.run(['ninja', '-C', 'build'], cwd=args.tree, capture_output=True)  # back to the clean build
+    print(f'mutation_audit: {len(chosen) - len(stale) - len(survived)} killed, {len(survived)} survived '
+          f'{" ".join(survived)}, {len(stale)} stale {" ".join(stale)}')
+    return 2 if stale else 1 if survived else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
