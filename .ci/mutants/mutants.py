@@ -81,9 +81,9 @@ MUTANTS = [
         'killed_by': 'default',
     },
     {
-        'id': 'V3', 'file': 'src/detectors/value_detector.cpp',
-        'old': 'bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }',
-        'new': 'bool same_bits(float a, float b) { return a == b || (a != a && b != b); }',
+        'id': 'V3', 'file': 'src/util/float_bits.h',
+        'old': 'inline bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }',
+        'new': 'inline bool same_bits(float a, float b) { return a == b || (a != a && b != b); }',
         'bug': 'replicas are compared as floats: +0 and -0, or two NaN payloads, agree',
         'killed_by': 'default',
     },
@@ -330,6 +330,13 @@ MUTANTS = [
         'old': '      if (engine.read(replica.rank, replica.range) != values) {',
         'new': '      if (false) {',
         'bug': 'a scenario\'s "reference" takes replicas that end different',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RF3', 'file': 'src/util/float_bits.h',
+        'old': 'return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);',
+        'new': 'if (a.size() != b.size()) return false; for (std::size_t i = 0; i < a.size(); ++i) { if (a[i] != b[i]) return false; } return true;',
+        'bug': "a scenario's \"reference\" compares replicas as floats: NaN replicas are refused, +0 and -0 agree",
         'killed_by': 'default',
     },
 ]

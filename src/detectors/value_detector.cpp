@@ -3,17 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 
 #include "detectors/participant.h"
 #include "engine/engine.h"
 #include "util/check.h"
+#include "util/float_bits.h"
 
 namespace amaxcheck {
 namespace {
-
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 /// Index of the first element whose bits differ, or -1.
 long first_difference(std::span<const float> a, std::span<const float> b) {

@@ -3,6 +3,7 @@
 // back, and every mistake as a load error naming the field.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <set>
 #include <tuple>
@@ -115,6 +116,30 @@ TEST(ScenarioReference, blocks_each_thread_on_its_op_so_an_unordered_update_stil
   EXPECT_EQ(s.checks[0].expected, std::vector<float>{448.0f / 3.0f});
   EXPECT_EQ(s.checks[1].expected, (std::vector<float>{0.0f, 3.0f}));
   EXPECT_TRUE(hazards_of(s).contains(HazardKind::data_race));
+}
+
+// Replicas that end with the same bits are one answer, NaN included; +0 against -0 is not.
+// (The reference once compared them as floats: every NaN was "different values", and a signed
+// zero agreed with its opposite, unlike the value detector.)
+TEST(ScenarioReference, compares_the_replicas_by_their_bits) {
+  for (const char* values : {"same nan", "signed zeros"}) {
+    json doc = testing::shipped_json("custom-template-amax.json");
+    doc["ranks"][0]["buffers"].push_back(json{{"name", "flag"}, {"size", 1}});
+    const json value = values == std::string("same nan") ? json("nan") : json{{"even", 0.0}, {"odd", -0.0}};
+    program(doc).push_back(json{{"kind", "fill"}, {"stream", "compute"}, {"writes", json::array({json{{"buffer", "flag"}}})},
+                                {"values", json::array({value})}});
+    doc["checks"].push_back(json{{"tensor", "flag"},
+                                 {"replicas", json::array({json{{"for", {0, 1, 2, 3}}, {"buffer", "flag"}}})},
+                                 {"expected", "reference"}});
+    if (values == std::string("signed zeros")) {
+      EXPECT_NE(load_error(doc).find("has no single answer"), std::string::npos) << load_error(doc);
+      continue;
+    }
+    const Scenario s = scenario_from_json(doc, "t.json");
+    ASSERT_EQ(s.checks[2].expected.size(), 1u);
+    EXPECT_TRUE(std::isnan(s.checks[2].expected[0]));
+    EXPECT_TRUE(hazards_of(s).empty());
+  }
 }
 
 TEST(ScenarioReference, is_refused_without_the_delayed_scaling_ops) {
