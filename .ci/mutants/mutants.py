@@ -2,11 +2,15 @@
 
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
-X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file).
+X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
+T a trace's replay and the determinism check, F the Flight Recorder import's matching, FV its
+verdict, P PCT's priorities).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
-killed_by: "default" (the suite CI runs) or "long:<gtest filter>" (the property program with
-2000 cases, as the nightly long suite runs it): the cheapest suite that must catch it.
+killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
+runs), "long:<gtest filter>" (the property program with 2000 cases, as the nightly long suite
+runs it) or "harness:<test file> ..." (those files of the Python harness's tests, which CI's
+suite runs too, against the program built from the mutant).
 
 Mutants left out because no input can tell them apart from the real code:
 - the value detector taking replicas of different sizes as equal, and the collective agreement
@@ -15,6 +19,10 @@ Mutants left out because no input can tell them apart from the real code:
 - an exhaustive search that stops at its first hazard keeping its coverage complete: the search
   is then unfinished, and so incomplete, unless that hazard was in its last run.
 """
+
+# The Flight Recorder import's tests (harness/tests), unit and integration.
+FR_TESTS = ('harness:tests/test_fr_wrong_answers.py tests/test_fr_import.py tests/test_fr_examples.py '
+            'tests/integration/test_fr_real_program.py')
 
 MUTANTS = [
     {
@@ -327,7 +335,7 @@ MUTANTS = [
     },
     {
         'id': 'RF2', 'file': 'src/io/scenario_reference.cpp',
-        'old': '      if (engine.read(replica.rank, replica.range) != values) {',
+        'old': '      if (!same_bits(engine.read(replica.rank, replica.range), values)) {',
         'new': '      if (false) {',
         'bug': 'a scenario\'s "reference" takes replicas that end different',
         'killed_by': 'default',
@@ -337,6 +345,181 @@ MUTANTS = [
         'old': 'return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);',
         'new': 'if (a.size() != b.size()) return false; for (std::size_t i = 0; i < a.size(); ++i) { if (a[i] != b[i]) return false; } return true;',
         'bug': "a scenario's \"reference\" compares replicas as floats: NaN replicas are refused, +0 and -0 agree",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T1', 'file': 'sim/scheduler/replay_strategy.cpp',
+        'old': '  if (want.written) {',
+        'new': '  if (false) {',
+        'bug': 'a replay does not check the values each step writes: a run that computes other values "reproduces" the trace',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T2', 'file': 'sim/trace/reproduce.cpp',
+        'old': '    if (run.outcome != trace.summary.outcome) {',
+        'new': '    if (false) {',
+        'bug': 'a replay that ends otherwise than the recorded run (a deadlock where it finished) still reproduces it',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T3', 'file': 'sim/scheduler/replay_strategy.cpp',
+        'old': 'if (recorded.kind != kind || recorded.option_count != options.size()) {',
+        'new': 'if (recorded.kind != kind) {',
+        'bug': 'a strict replay does not check how many actions were enabled at each choice',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T4', 'file': 'sim/trace/reproduce.cpp',
+        'old': '    if (*a != *b) {',
+        'new': '    if (false) {',
+        'bug': 'the determinism check calls two runs with different traces deterministic',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T5', 'file': 'sim/scheduler/replay_strategy.cpp',
+        'old': '  if (next_ < choices_.size()) {',
+        'new': '  if (false) {',
+        'bug': 'a replay whose run ends before the recorded choices do still reproduces the trace',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T6', 'file': 'sim/scheduler/replay_strategy.cpp',
+        'old': 'if (want.action != step.action || !(want.op == step.op) || want.op_name != step.op_name) {',
+        'new': 'if (want.action != step.action) {',
+        'bug': 'a replay checks the action of each step but not the op it ran',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T7', 'file': 'sim/trace/reproduce.cpp',
+        'old': '  if (hash != trace.header.scenario_hash) {\n    throw InputError(fmt::format("{}:1: field \'scenario_hash\'',
+        'new': '  if (false) {\n    throw InputError(fmt::format("{}:1: field \'scenario_hash\'',
+        'bug': 'a trace whose embedded scenario was edited replays that edited scenario as if it were the recorded one',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T8', 'file': 'sim/trace/reproduce.cpp',
+        'old': '  if (hash != trace.header.scenario_hash) {\n    throw InputError(fmt::format("{}: the trace ran scenario {}',
+        'new': '  if (false) {\n    throw InputError(fmt::format("{}: the trace ran scenario {}',
+        'bug': 'a trace is replayed against a scenario other than the one it ran',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T9', 'file': 'sim/trace/trace_reader.cpp',
+        'old': '  if (part != Part::done) throw',
+        'new': '  if (false) throw',
+        'bug': 'a truncated trace (no summary line) is read as a whole one',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'F1', 'file': 'src/fr/agreement.cpp',
+        'old': '    if (absent.empty() && alike) {',
+        'new': '    if (alike) {',
+        'bug': 'a collective some members never issued (a hang) matches when the ranks that issued it agree',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F2', 'file': 'src/fr/inversion.cpp',
+        'old': '    if (shared.size() < 2) continue;',
+        'new': '    if (shared.size() < 3) continue;',
+        'bug': 'an order inversion between two groups is missed when only two ranks share them',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F3', 'file': 'src/fr/agreement.cpp',
+        'old': '    if (!dump_of_rank(job, r)) report.missing_ranks.push_back(r);',
+        'new': '',
+        'bug': 'a job with a rank that left no dump is called consistent',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F4', 'file': 'src/fr/inversion.cpp',
+        'old': '  return a.backends == nccl && b.backends == nccl;',
+        'new': '  return false;',
+        'bug': 'an order inversion between two NCCL groups is never a deadlock',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F5', 'file': 'src/fr/window.cpp',
+        'old': '      if (lo <= r.collective_seq_id && r.collective_seq_id <= hi) kept.push_back(i);',
+        'new': '      if (lo <= r.collective_seq_id && r.collective_seq_id < hi) kept.push_back(i);',
+        'bug': "the replay scenario leaves out each group's last collective: the one a hang stops at",
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F6', 'file': 'src/fr/aspects.cpp',
+        'old': '    if (other.size() != first.size()) return false;',
+        'new': '    if (other.size() < first.size()) return false;',
+        'bug': 'a rank with more records of one collective (a coalesced extra op) than the first rank matches it',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F7', 'file': 'src/fr/agreement.cpp',
+        'old': '  const bool compare_states = g.backends != std::vector<std::string>{"gloo"};',
+        'new': '  const bool compare_states = false;',
+        'bug': 'members of an NCCL collective in different states (one completed, one still scheduled) match',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F8', 'file': 'src/fr/align.cpp',
+        'old': '    out.wrapped.push_back(!dump.records.empty() && dump.records.front().record_id > 0);',
+        'new': '    out.wrapped.push_back(false);',
+        'bug': 'a wrapped ring buffer that lost every record of a group is reported as never having joined it',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'F9', 'file': 'src/fr/align.cpp',
+        'old': '      g.lo = seen ? std::max(g.lo, part.first()) : part.first();',
+        'new': '      g.lo = seen ? std::min(g.lo, part.first()) : part.first();',
+        'bug': "a group is matched from its oldest record anywhere: the records other ranks' wrapped buffers lost are gaps",
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'FV1', 'file': 'harness/amaxharness/fr/agreement.py',
+        'old': '        if self.missing_ranks:',
+        'new': '        if False:',
+        'bug': 'an import with no dump of some rank is consistent, not inconclusive',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'FV2', 'file': 'harness/amaxharness/fr/agreement.py',
+        'old': '        if self.p2p_ignored:',
+        'new': '        if False:',
+        'bug': 'an import whose dumps hold send/recv records, which nothing matches, is consistent',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'FV3', 'file': 'harness/amaxharness/fr/agreement.py',
+        'old': '    if sim is not None and sim["verdict"] == "inconclusive":',
+        'new': '    if False:',
+        'bug': "an import whose simulator check was cut short is consistent",
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'FV4', 'file': 'harness/amaxharness/fr/agreement.py',
+        'old': '        return found + [inv for inv in self.inversions if inv.deadlocks]',
+        'new': '        return found',
+        'bug': 'an order inversion that deadlocks is not a divergence',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'FV5', 'file': 'harness/amaxharness/fr/agreement.py',
+        'old': '    if sim is not None and sim["verdict"] == "hazard":',
+        'new': '    if False:',
+        'bug': 'a hazard the simulator finds in the converted scenario does not make the import fail',
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'P1', 'file': 'sim/scheduler/pct_strategy.cpp',
+        'old': '    lower(options[chosen], next_change_ + 1);',
+        'new': '',
+        'bug': "PCT's change points lower no priority: every depth runs as depth 1, and finds no bug that needs an ordering change",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'P2', 'file': 'sim/scheduler/pct_strategy.cpp',
+        'old': '    const bool better = priority > best_priority;',
+        'new': '    const bool better = i == 0 || priority < best_priority;',
+        'bug': 'PCT runs the action of lowest priority',
         'killed_by': 'default',
     },
 ]

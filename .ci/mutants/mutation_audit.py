@@ -8,11 +8,14 @@ the source back. A mutant the suite does not kill is a test that cannot fail whe
     python3 .ci/mutants/mutation_audit.py               # every mutant (about 40 s each)
     python3 .ci/mutants/mutation_audit.py R1 S4         # some of them
     python3 .ci/mutants/mutation_audit.py --list
+    python3 .ci/mutants/mutation_audit.py --check       # each edit still applies (no build)
 
 The work tree is a git worktree of HEAD at --tree (default <tmp>/amaxcheck-mutants), built
 there with -Dcuda=disabled the first time (about 10 minutes on 2 cores). Not part of CI: it
 takes most of an hour. Exit 0 when every mutant met its expectation, 1 when one survived, 2 when
-a mutant no longer applies (the code it edits changed: update mutants.py).
+a mutant no longer applies (the code it edits changed: update mutants.py). --check is that last
+test alone, on this checkout, in a second: the default suite runs it (suite 'mutants'), so an edit
+that moves a mutant's code fails CI until mutants.py follows it, instead of rotting unnoticed.
 """
 import argparse
 import os
@@ -26,7 +29,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mutants import MUTANTS  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..'))
-DEFAULT_SUITE = ['--no-suite', 'long', '--no-suite', 'harness', '--no-suite', 'cuda']
+# The suite 'mutants' is --check, which a planted mutant always fails: it tells nothing.
+DEFAULT_SUITE = ['--no-suite', 'long', '--no-suite', 'harness', '--no-suite', 'cuda', '--no-suite', 'mutants']
+
+
+def stale_in(root, mutants):
+    """The ids of `mutants` whose `old` text is not in its file under `root` exactly once."""
+    stale = []
+    for m in mutants:
+        path = os.path.join(root, m['file'])
+        text = open(path).read() if os.path.isfile(path) else ''
+        if text.count(m['old']) != 1:
+            stale.append(m['id'])
+    return stale
 
 
 def prepare(tree):
@@ -41,13 +56,20 @@ def prepare(tree):
 
 
 def killed_by(tree, suite):
-    """Runs `suite` ('default', or 'long:<gtest filter>' of the property program); returns the
-    names of what failed (empty: the mutant survived)."""
+    """Runs `suite` ('default', 'long:<gtest filter>' of the property program, or 'harness:<test
+    files>' of the Python harness); returns the names of what failed (empty: the mutant survived)."""
     if suite == 'default':
         run = subprocess.run(['meson', 'test', '-C', 'build', '--no-rebuild', '--num-processes', '2',
                               '--timeout-multiplier', '0.5', *DEFAULT_SUITE], cwd=tree, capture_output=True, text=True)
         return re.findall(r'^\s*\d+/\d+ (\S+ / \S+)\s+(?:FAIL|TIMEOUT|ERROR)', run.stdout, re.M) or (
             ['(meson test failed)'] if run.returncode else [])
+    if suite.startswith('harness:'):
+        env = dict(os.environ, AMAXCHECK_BIN=os.path.join(tree, 'build', 'sim', 'amaxcheck'), PYTHONDONTWRITEBYTECODE='1')
+        run = subprocess.run([sys.executable, '-m', 'pytest', '-q', '-c', 'pytest.ini', '--rootdir', '.',
+                              *suite.split(':', 1)[1].split()], cwd=os.path.join(tree, 'harness'), env=env,
+                             capture_output=True, text=True)
+        return sorted(set(re.findall(r'^FAILED (\S+?)(?: - |$)', run.stdout, re.M))) or (
+            ['(pytest failed)'] if run.returncode else [])
     filt = suite.split(':', 1)[1]
     env = dict(os.environ, RC_PARAMS='max_success=2000', AMAXCHECK_LONG='1', AMAXCHECK_ROOT=tree)
     run = subprocess.run(['build/property_tests/property_tests', '--gtest_filter=' + filt], cwd=tree, env=env,
@@ -61,6 +83,8 @@ def main():
     parser.add_argument('ids', nargs='*', help='mutant ids (default: all)')
     parser.add_argument('--tree', default=os.path.join(tempfile.gettempdir(), 'amaxcheck-mutants'))
     parser.add_argument('--list', action='store_true', help='list the mutants and exit')
+    parser.add_argument('--check', action='store_true',
+                        help='only check that each edit applies to this checkout (exit 2 when one does not)')
     args = parser.parse_args()
     chosen = [m for m in MUTANTS if not args.ids or m['id'] in args.ids]
     unknown = set(args.ids) - {m['id'] for m in MUTANTS}
@@ -71,16 +95,23 @@ def main():
         for m in chosen:
             print(f"{m['id']:5} {m['file']}: {m['bug']} [{m['killed_by']}]")
         return 0
+    if args.check:
+        stale = stale_in(ROOT, chosen)
+        for m in chosen:
+            if m['id'] in stale:
+                print(f"{m['id']:5} STALE: the text it edits is not in {m['file']} exactly once")
+        print(f'mutation_audit --check: {len(chosen) - len(stale)} of {len(chosen)} mutants apply')
+        return 2 if stale else 0
     prepare(args.tree)
     stale, survived = [], []
     for m in chosen:
-        path = os.path.join(args.tree, m['file'])
-        with open(path) as f:
-            text = f.read()
-        if text.count(m['old']) != 1:
+        if stale_in(args.tree, [m]):
             stale.append(m['id'])
             print(f"{m['id']:5} STALE: the text it edits is not in {m['file']} exactly once", flush=True)
             continue
+        path = os.path.join(args.tree, m['file'])
+        with open(path) as f:
+            text = f.read()
         start = time.time()
         try:
             with open(path, 'w') as f:
