@@ -124,6 +124,20 @@ TEST(Pct, depth_one_runs_actors_by_fixed_priority) {
   EXPECT_EQ(schedules.size(), 2u) << "two threads: two priority orders";
 }
 
+TEST(Pct, a_change_point_lowers_the_running_actor_so_another_runs_before_it_finishes) {
+  // Depth 1 runs the two threads of this litmus in one of two orders, each thread to its end
+  // (the test above). At depth 2 a change point drops the running thread below the other, so
+  // the other runs from there: runs whose change point falls inside the first thread's steps
+  // interleave them, and make schedules depth 1 never does.
+  const Scenario s = testing::independent_syncs(2, 3);
+  std::set<std::vector<Choice>> schedules;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    PctStrategy pct(PctOptions{seed, 2, expected_steps(s)});
+    schedules.insert(run_once(s, pct).choices);
+  }
+  EXPECT_GT(schedules.size(), 2u) << "no change point moved a thread";
+}
+
 TEST(Random, finds_the_planted_wait_after_copy_race) {
   const ExploreResult r = explore(testing::wait_after_copy(2), sampled("random", 1, 200));
   ASSERT_TRUE(r.first_failure.has_value());

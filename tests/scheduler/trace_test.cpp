@@ -66,6 +66,43 @@ TEST(Trace, the_same_scenario_and_seed_give_byte_identical_traces) {
   }
 }
 
+/// A detector that reports, at the end of every run, one hazard naming how many detectors of its
+/// kind were built before it: the two explorations check_determinism runs build one each, so
+/// their traces differ, on the hazard's line only.
+class NumberedDetector final : public Detector {
+ public:
+  explicit NumberedDetector(int number) : number_(number) {}
+  static std::unique_ptr<Detector> make(const Scenario&) { return std::make_unique<NumberedDetector>(++built); }
+
+  const char* name() const override { return "numbered"; }
+  Events events() const override { return Events{false, false, false}; }
+  void on_finish(const Engine&) override {
+    Hazard& hazard = hazards_.emplace_back();
+    hazard.kind = HazardKind::value_mismatch;
+    hazard.summary = "detector #" + std::to_string(number_);
+  }
+  const std::vector<Hazard>& hazards() const override { return hazards_; }
+  void reset() override { hazards_.clear(); }
+
+ private:
+  static inline int built = 0;
+  int number_;
+  std::vector<Hazard> hazards_;
+};
+
+TEST(Trace, the_determinism_check_reports_the_first_run_whose_two_traces_differ) {
+  const Scenario s = testing::wait_after_copy(2, false);
+  ExploreOptions options = random_runs(5);
+  static constexpr DetectorFactory numbered[] = {&NumberedDetector::make};
+  options.run.detectors = numbered;
+  const std::optional<std::string> found = check_determinism(s, options, 3);
+  ASSERT_TRUE(found.has_value()) << "two runs whose hazards differ were called deterministic";
+  // The header, a line per step (every finished run takes expected_steps), then the hazard.
+  const std::string line = std::to_string(expected_steps(s) + 2);
+  EXPECT_EQ(found->rfind("run 0 is not deterministic: its two traces first differ on line " + line + " (byte", 0), 0u)
+      << *found;
+}
+
 TEST(Trace, round_trips_through_its_text) {
   const Trace trace = failing_trace(testing::wait_after_copy(2));
   const std::string text = trace_to_jsonl(trace);
