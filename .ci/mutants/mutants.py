@@ -4,7 +4,7 @@ id: a letter for the part it breaks (R race detector, V value detector, C collec
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
 X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay and the determinism check, F the Flight Recorder import's matching, FV its
-verdict, P PCT's priorities).
+verdict, P PCT's priorities, SU a suite file's expectations).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -520,6 +520,55 @@ MUTANTS = [
         'old': '    const bool better = priority > best_priority;',
         'new': '    const bool better = i == 0 || priority < best_priority;',
         'bug': 'PCT runs the action of lowest priority',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU1', 'file': 'sim/cli/suite_expect.cpp',
+        'old': '      if (expect.verdict == Expectation::Verdict::proven_clean) {',
+        'new': '      if (false) {',
+        'bug': 'a suite case that expects a proof passes on a sampled "no hazard found"',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU2', 'file': 'sim/cli/suite_expect.cpp',
+        'old': '      j.status = CaseStatus::inconclusive;',
+        'new': '      j.status = CaseStatus::met;',
+        'bug': 'a suite case whose check was cut short passes',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU3', 'file': 'sim/cli/suite_expect.cpp',
+        'old': '  if (!expect.subject.empty() &&',
+        'new': '  if (false &&',
+        'bug': 'a suite case that expects a hazard about one tensor passes on a hazard about another',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU4', 'file': 'sim/cli/suite_expect.cpp',
+        'old': '    if (!takes_part) return',
+        'new': '    if (false) return',
+        'bug': 'a suite case that names the ops of its expected hazard passes on a hazard of other ops',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU5', 'file': 'sim/cli/suite_expect.cpp',
+        'old': '  if (!missing.empty()) return fmt::format("no {} found", missing);',
+        'new': '',
+        'bug': 'a suite case that expects two hazard kinds passes when one of them is found',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU6', 'file': 'sim/cli/suite_expect.cpp',
+        'old': '      if (expect.verdict != Expectation::Verdict::hazard) {',
+        'new': '      if (false) {',
+        'bug': 'a suite case that expects a clean verdict passes on a hazard',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SU7', 'file': 'sim/cli/cmd_suite.cpp',
+        'old': '  if (any(CaseStatus::inconclusive)) return exit_inconclusive;',
+        'new': '',
+        'bug': 'a suite with a cut-short case and no failure exits 0, as a clean one does',
         'killed_by': 'default',
     },
 ]

@@ -210,6 +210,21 @@ TEST(Replay, a_trace_with_a_wrong_option_count_diverges) {
   EXPECT_NE(error.find("diverged at step 0: expected a next_action choice among"), std::string::npos) << error;
 }
 
+TEST(Replay, a_trace_edited_to_end_otherwise_diverges_at_its_summary) {
+  // Every choice and step replays as recorded, but the recorded run is said to have hung: a
+  // replay that calls that reproduced would confirm a hang that never happens.
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  ASSERT_EQ(trace.summary.outcome, RunOutcome::finished);
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(trace));
+  auto j = nlohmann::ordered_json::parse(lines.back());
+  ASSERT_EQ(j["type"], "summary");
+  j["outcome"] = "stuck";
+  lines.back() = j.dump();
+  const std::string error = replay_error(join_lines(lines));
+  EXPECT_EQ(error, fmt::format("edited.jsonl:{}: diverged at step {}: expected the run to end stuck, got finished",
+                               lines.size(), trace.steps.size()));
+}
+
 TEST(Replay, refuses_a_scenario_that_does_not_match_the_hash) {
   const Trace trace = failing_trace(testing::wait_after_copy(2));
   EXPECT_THROW(replay_trace(testing::wait_after_copy(3), trace, "t.jsonl"), InputError);
