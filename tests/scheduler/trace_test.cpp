@@ -225,6 +225,25 @@ TEST(Replay, a_trace_edited_to_end_otherwise_diverges_at_its_summary) {
                                lines.size(), trace.steps.size()));
 }
 
+TEST(Replay, a_trace_with_a_step_past_the_end_of_the_run_diverges_there) {
+  // One more step recorded than the run takes: the run finishes, as the summary says, with a
+  // recorded choice it never made.
+  const Trace trace = failing_trace(testing::wait_after_copy(2));
+  std::vector<std::string> lines = lines_of(trace_to_jsonl(trace));
+  const std::size_t steps = trace.steps.size(), last_step = steps;  // lines[0] is the header
+  auto extra = nlohmann::ordered_json::parse(lines[last_step]);
+  ASSERT_EQ(extra["type"], "step");
+  extra["step"] = steps;
+  lines.insert(lines.begin() + static_cast<std::ptrdiff_t>(last_step + 1), extra.dump());
+  auto summary = nlohmann::ordered_json::parse(lines.back());
+  summary["steps"] = steps + 1;
+  lines.back() = summary.dump();
+  const std::string error = replay_error(join_lines(lines));
+  EXPECT_EQ(error.rfind(fmt::format("edited.jsonl:{}: diverged at step {}: expected a next_action choice among", last_step + 2, steps), 0), 0u)
+      << error;
+  EXPECT_NE(error.find("got the end of the run"), std::string::npos) << error;
+}
+
 TEST(Replay, refuses_a_scenario_that_does_not_match_the_hash) {
   const Trace trace = failing_trace(testing::wait_after_copy(2));
   EXPECT_THROW(replay_trace(testing::wait_after_copy(3), trace, "t.jsonl"), InputError);
