@@ -247,6 +247,17 @@ TEST(Replay, a_trace_with_a_step_past_the_end_of_the_run_diverges_there) {
 TEST(Replay, refuses_a_scenario_that_does_not_match_the_hash) {
   const Trace trace = failing_trace(testing::wait_after_copy(2));
   EXPECT_THROW(replay_trace(testing::wait_after_copy(3), trace, "t.jsonl"), InputError);
+  // Renamed only, the scenario runs the recorded schedule step for step: only the hash tells
+  // that it is not the scenario the trace ran.
+  Scenario renamed = testing::wait_after_copy(2);
+  renamed.name += "_renamed";
+  try {
+    replay_trace(renamed, trace, "t.jsonl");
+    ADD_FAILURE() << "a trace replayed against another scenario";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), fmt::format("t.jsonl: the trace ran scenario {} but the scenario given hashes to {}",
+                                                 trace.header.scenario_hash, scenario_hash(renamed)));
+  }
 }
 
 std::string read_error(const std::string& text) {
