@@ -98,6 +98,24 @@ def test_type_dtype_and_state_mismatches_are_each_named(tmp_path, cli):
     assert group(doc, "0")["divergent"] == 2  # the state mismatch at #2 is counted too
 
 
+def test_a_rank_with_an_extra_record_of_a_collective_diverges_whichever_rank_it_is(tmp_path, cli):
+    # Two records with one collective_seq_id (a coalesced group) on one rank, one on the other:
+    # the ranks did not issue the same thing, whether the rank with more comes first or not.
+    for extra_on in (0, 1):
+        ranks = [fr.training(), fr.training()]
+        records = ranks[extra_on]
+        records.insert(2, dict(records[1]))  # bucket #1 of group 0, twice
+        for record_id, record in enumerate(records):
+            record["record_id"] = record_id
+        folder = tmp_path / f"extra_on_{extra_on}"
+        folder.mkdir()
+        done, doc = report_json(cli, folder, fr.write_pair(folder, *ranks))
+        assert done.returncode == 1, (extra_on, done.stdout)
+        first = group(doc, "0")["first_divergence"]
+        assert first["collective_seq_id"] == 1, (extra_on, first)
+        assert "type_mismatch" in first["kinds"], (extra_on, first)
+
+
 def test_three_ranks_name_the_odd_one_out(tmp_path, cli):
     ranks = (0, 1, 2)
     paths = [fr.write_pickle(tmp_path / f"nccl_trace_rank_{r}",
