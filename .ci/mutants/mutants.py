@@ -4,7 +4,7 @@ id: a letter for the part it breaks (R race detector, V value detector, C collec
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
 X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay and the determinism check, F the Flight Recorder import's matching, FV its
-verdict, P PCT's priorities, SU a suite file's expectations).
+verdict, FS the scenario it converts the dumps to, P PCT's priorities, SU a suite file's expectations).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -17,7 +17,10 @@ Mutants left out because no input can tell them apart from the real code:
   ignoring the output size: scenario validation refuses replicas of different counts, and sizes
   every collective's output from its input and the communicator;
 - an exhaustive search that stops at its first hazard keeping its coverage complete: the search
-  is then unfinished, and so incomplete, unless that hazard was in its last run.
+  is then unfinished, and so incomplete, unless that hazard was in its last run;
+- a suite case that expects a proof met by a sampled "no hazard found": the suite file's
+  validation refuses such a case before it runs (SuiteCli.bad_input_exits_2_...), so the
+  judgement's own check of it is a second guard no input reaches.
 """
 
 # The Flight Recorder import's tests (harness/tests), unit and integration.
@@ -523,13 +526,6 @@ MUTANTS = [
         'killed_by': 'default',
     },
     {
-        'id': 'SU1', 'file': 'sim/cli/suite_expect.cpp',
-        'old': '      if (expect.verdict == Expectation::Verdict::proven_clean) {',
-        'new': '      if (false) {',
-        'bug': 'a suite case that expects a proof passes on a sampled "no hazard found"',
-        'killed_by': 'default',
-    },
-    {
         'id': 'SU2', 'file': 'sim/cli/suite_expect.cpp',
         'old': '      j.status = CaseStatus::inconclusive;',
         'new': '      j.status = CaseStatus::met;',
@@ -569,6 +565,34 @@ MUTANTS = [
         'old': '  if (any(CaseStatus::inconclusive)) return exit_inconclusive;',
         'new': '',
         'bug': 'a suite with a cut-short case and no failure exits 0, as a clean one does',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FS1', 'file': 'harness/amaxharness/fr/scenario.py',
+        'old': '        kernels = "serialized" if nccl else "concurrent"',
+        'new': '        kernels = "concurrent"',
+        'bug': "an NCCL job's dumps are simulated with concurrent kernels: a cross-group deadlock of serialized kernels is not found",
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'FS2', 'file': 'harness/amaxharness/fr/scenario.py',
+        'old': 'for r in g.dumped if r not in g.undecidable]',
+        'new': 'for r in g.dumped]',
+        'bug': "a rank whose part of a group is undecidable is simulated as a member that never issues: a hang that the dumps do not show",
+        'killed_by': FR_TESTS,
+    },
+    {
+        'id': 'S7', 'file': 'sim/scheduler/verdict.cpp',
+        'old': '  if (coverage == Coverage::exhaustive) return completed',
+        'new': '  if (coverage != Coverage::sampled) return completed',
+        'bug': 'a timed check, one schedule under a cost model, is "proven clean"',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'S8', 'file': 'sim/scheduler/exhaustive_strategy.cpp',
+        'old': '  result.cut_short.schedule_cap = stats_.capped;',
+        'new': '  result.cut_short.schedule_cap = false;',
+        'bug': 'an exhaustive search stopped by --max-schedules is not cut short',
         'killed_by': 'default',
     },
 ]
