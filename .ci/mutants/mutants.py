@@ -4,13 +4,15 @@ id: a letter for the part it breaks (R race detector, V value detector, C collec
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
 X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay and the determinism check, F the Flight Recorder import's matching, FV its
-verdict, FS the scenario it converts the dumps to, P PCT's priorities, SU a suite file's expectations).
+verdict, FS the scenario it converts the dumps to, P PCT's priorities, SU a suite file's expectations,
+G the GPU backend's oracle: its comparison with the simulator and its data check).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
 runs), "long:<gtest filter>" (the property program with 2000 cases, as the nightly long suite
-runs it) or "harness:<test file> ..." (those files of the Python harness's tests, which CI's
-suite runs too, against the program built from the mutant).
+runs it), "harness:<test file> ..." (those files of the Python harness's tests, which CI's
+suite runs too, against the program built from the mutant) or "gtest:<program>" (one GoogleTest
+program of the build, e.g. the GPU backend's host tests, which need no GPU).
 
 Mutants left out because no input can tell them apart from the real code:
 - the value detector taking replicas of different sizes as equal, and the collective agreement
@@ -594,5 +596,47 @@ MUTANTS = [
         'new': '  result.cut_short.schedule_cap = false;',
         'bug': 'an exhaustive search stopped by --max-schedules is not cut short',
         'killed_by': 'default',
+    },
+    {
+        'id': 'G1', 'file': 'src/cuda/differential.cpp',
+        'old': '  if (std::isnan(simulated) && std::isnan(gpu)) return true;',
+        'new': '  if (std::isnan(simulated) || std::isnan(gpu)) return true;',
+        'bug': 'a GPU value of NaN agrees with any simulated value',
+        'killed_by': 'gtest:tests/cuda/cuda_host_tests',
+    },
+    {
+        'id': 'G2', 'file': 'src/cuda/differential.cpp',
+        'old': '    out.agree = simulated_stuck && gpu.data_check_wrong == 0;',
+        'new': '    out.agree = gpu.data_check_wrong == 0;',
+        'bug': 'GPUs that hang where the simulated run finished agree with the simulator',
+        'killed_by': 'gtest:tests/cuda/cuda_host_tests',
+    },
+    {
+        'id': 'G3', 'file': 'src/cuda/differential.cpp',
+        'old': '  } else if (simulated_stuck) {',
+        'new': '  } else if (false) {',
+        'bug': 'GPUs that finish a run the simulator deadlocks in are compared by value, and may agree',
+        'killed_by': 'gtest:tests/cuda/cuda_host_tests',
+    },
+    {
+        'id': 'G4', 'file': 'src/cuda/differential.cpp',
+        'old': '      for (std::size_t i = 0; i < want.size(); ++i) {',
+        'new': '      for (std::size_t i = 0; i < want.size() && i < 1; ++i) {',
+        'bug': "only each replica's first element is compared with the simulator",
+        'killed_by': 'gtest:tests/cuda/cuda_host_tests',
+    },
+    {
+        'id': 'G5', 'file': 'src/cuda/differential.cpp',
+        'old': '  if (gpu.gate_timed_out && gpu.data_check_wrong == 0) {',
+        'new': '  if (false) {',
+        'bug': 'a GPU run whose gate gave up (so it did not follow the schedule) is compared, and may agree',
+        'killed_by': 'gtest:tests/cuda/cuda_host_tests',
+    },
+    {
+        'id': 'G6', 'file': 'src/cuda/data_check.cpp',
+        'old': '      case OpKind::reduce_scatter: out[k] = reduced(member * sig.recv_count + k); break;',
+        'new': '      case OpKind::reduce_scatter: out[k] = reduced(k); break;',
+        'bug': "the data check expects every member's reduce-scatter output to be the first slice",
+        'killed_by': 'gtest:tests/cuda/cuda_host_tests',
     },
 ]

@@ -56,8 +56,9 @@ def prepare(tree):
 
 
 def killed_by(tree, suite):
-    """Runs `suite` ('default', 'long:<gtest filter>' of the property program, or 'harness:<test
-    files>' of the Python harness); returns the names of what failed (empty: the mutant survived)."""
+    """Runs `suite` ('default', 'long:<gtest filter>' of the property program, 'harness:<test
+    files>' of the Python harness, or 'gtest:<program>' of the build); returns the names of what
+    failed (empty: the mutant survived)."""
     if suite == 'default':
         run = subprocess.run(['meson', 'test', '-C', 'build', '--no-rebuild', '--num-processes', '2',
                               '--timeout-multiplier', '0.5', *DEFAULT_SUITE], cwd=tree, capture_output=True, text=True)
@@ -70,6 +71,11 @@ def killed_by(tree, suite):
                              capture_output=True, text=True)
         return sorted(set(re.findall(r'^FAILED (\S+?)(?: - |$)', run.stdout, re.M))) or (
             ['(pytest failed)'] if run.returncode else [])
+    if suite.startswith('gtest:'):
+        program = os.path.join(tree, 'build', suite.split(':', 1)[1])
+        run = subprocess.run([program], cwd=tree, env=dict(os.environ, AMAXCHECK_ROOT=tree), capture_output=True, text=True)
+        return sorted(set(re.findall(r'^\[  FAILED  \] (\S+) \(', run.stdout, re.M))) or (
+            [f'({suite} failed)'] if run.returncode else [])
     filt = suite.split(':', 1)[1]
     env = dict(os.environ, RC_PARAMS='max_success=2000', AMAXCHECK_LONG='1', AMAXCHECK_ROOT=tree)
     run = subprocess.run(['build/property_tests/property_tests', '--gtest_filter=' + filt], cwd=tree, env=env,

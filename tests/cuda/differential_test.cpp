@@ -83,6 +83,15 @@ TEST(Oracle, a_hang_is_never_called_agreement_of_values) {
   EXPECT_EQ(both.line.find("simulator and GPUs agree"), std::string::npos) << both.line;
 }
 
+TEST(Oracle, gpus_that_finish_a_run_the_simulator_deadlocks_in_never_agree) {
+  // The simulator says this schedule hangs; GPUs that ran it to the end (with the very values a
+  // finished run would hold) contradict it, whatever their values.
+  const OracleVerdict v = judge(gpu_with({5, 6, 7, 8}), true);
+  EXPECT_FALSE(v.agree);
+  EXPECT_FALSE(v.mismatch.has_value());
+  EXPECT_EQ(v.line, "not compared: the simulated run deadlocked, but the GPUs finished every op it left");
+}
+
 TEST(Oracle, a_failed_data_check_is_a_disagreement_even_when_the_values_are_equal) {
   GpuRunResult gpu = gpu_with({5, 6, 7, 8});
   gpu.data_check_wrong = 3;
