@@ -639,4 +639,18 @@ MUTANTS = [
         'bug': "the data check expects every member's reduce-scatter output to be the first slice",
         'killed_by': 'gtest:tests/cuda/cuda_host_tests',
     },
+    {
+        'id': 'K2', 'file': 'src/engine/engine.cpp',
+        'old': '      if (!s.queue.empty()) return false;',
+        'new': '',
+        'bug': 'a run whose threads all finished is done even with ops stuck in a stream: the hang is not reported',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'K3', 'file': 'src/detectors/deadlock_detector.cpp',
+        'old': '      if (color[j] == 1) {',
+        'new': '      if (false) {',
+        'bug': 'no wait-for cycle is ever found: every deadlock is reported as a plain hang, without the cycle that explains it',
+        'killed_by': 'default',
+    },
 ]
