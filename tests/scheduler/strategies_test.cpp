@@ -111,17 +111,21 @@ TEST(Pct, an_attached_strategy_picks_what_an_unattached_one_picks) {
   EXPECT_GT(changes, 0u) << "no run reached a change point";
 }
 
+/// How many different schedules PCT at `depth` makes of `s` with seeds 0 to 49.
+std::size_t distinct_pct_schedules(const Scenario& s, std::uint32_t depth) {
+  std::set<std::vector<Choice>> schedules;
+  for (std::uint64_t seed = 0; seed < 50; ++seed) {
+    PctStrategy pct(PctOptions{seed, depth, expected_steps(s)});
+    schedules.insert(run_once(s, pct).choices);
+  }
+  return schedules.size();
+}
+
 TEST(Pct, depth_one_runs_actors_by_fixed_priority) {
   // With no change points the highest-priority actor runs whenever it is enabled: the choice
   // sequence is the same for two seeds that rank the actors the same way, and there are only
   // as many distinct schedules as orders of the actors.
-  const Scenario s = testing::independent_syncs(2, 3);
-  std::set<std::vector<Choice>> schedules;
-  for (std::uint64_t seed = 0; seed < 50; ++seed) {
-    PctStrategy pct(PctOptions{seed, 1, expected_steps(s)});
-    schedules.insert(run_once(s, pct).choices);
-  }
-  EXPECT_EQ(schedules.size(), 2u) << "two threads: two priority orders";
+  EXPECT_EQ(distinct_pct_schedules(testing::independent_syncs(2, 3), 1), 2u) << "two threads: two priority orders";
 }
 
 TEST(Pct, a_change_point_lowers_the_running_actor_so_another_runs_before_it_finishes) {
@@ -129,13 +133,7 @@ TEST(Pct, a_change_point_lowers_the_running_actor_so_another_runs_before_it_fini
   // (the test above). At depth 2 a change point drops the running thread below the other, so
   // the other runs from there: runs whose change point falls inside the first thread's steps
   // interleave them, and make schedules depth 1 never does.
-  const Scenario s = testing::independent_syncs(2, 3);
-  std::set<std::vector<Choice>> schedules;
-  for (std::uint64_t seed = 0; seed < 50; ++seed) {
-    PctStrategy pct(PctOptions{seed, 2, expected_steps(s)});
-    schedules.insert(run_once(s, pct).choices);
-  }
-  EXPECT_GT(schedules.size(), 2u) << "no change point moved a thread";
+  EXPECT_GT(distinct_pct_schedules(testing::independent_syncs(2, 3), 2), 2u) << "no change point moved a thread";
 }
 
 TEST(Random, finds_the_planted_wait_after_copy_race) {
