@@ -95,12 +95,7 @@ Engine::State::State(const Scenario& s, EngineOptions o) : scenario(s), options(
     for (std::size_t t = 0; t < rank.threads.size(); ++t) thread_names[t] = "thread " + rank.threads[t].name;
     const std::span<std::string> stream_names = stream_lanes.add_row(rank.streams.size());
     for (std::size_t k = 0; k < rank.streams.size(); ++k) stream_names[k] = "stream " + rank.streams[k].name;
-    st.buffers.reserve(rank.buffers.size());
-    for (const Buffer& b : rank.buffers) {
-      std::vector<float> values(b.size, 0.0f);
-      std::copy_n(b.init.begin(), std::min<std::size_t>(b.init.size(), b.size), values.begin());
-      st.buffers.push_back(std::move(values));
-    }
+    st.buffers = BufferValues(rank.buffers);
   }
   std::size_t most_lanes = 0;
   for (const Rank& rank : s.ranks) most_lanes = std::max(most_lanes, rank.threads.size() + rank.streams.size());
@@ -152,14 +147,7 @@ void Engine::State::reset(EngineOptions o) {
     }
     std::fill(st.latest_record.begin(), st.latest_record.end(), nullptr);
     for (auto& signals : st.flag_signals) signals.clear();
-    // Each element written once: the init values, then zeros after them (not zeros, then the
-    // init values over them). A buffer is sized once, at construction, to the scenario's size.
-    for (std::size_t b = 0; b < rank.buffers.size(); ++b) {
-      const std::vector<float>& init = rank.buffers[b].init;
-      std::vector<float>& values = st.buffers[b];
-      const auto init_end = std::copy_n(init.begin(), std::min(init.size(), values.size()), values.begin());
-      std::fill(init_end, values.end(), 0.0f);
-    }
+    st.buffers.restore(rank.buffers);
     for (RankCommState& c : st.per_comm) c = RankCommState{};
     st.uncompleted.clear();
     st.p2p_issued.clear();
@@ -247,9 +235,11 @@ std::vector<float> Engine::read(RankId rank, const Range& range) const {
 }
 
 std::span<const float> Engine::view(RankId rank, const Range& range) const {
-  const auto& buf = state_->ranks.at(rank).buffers.at(range.buffer);
+  const BufferValues& buffers = state_->ranks.at(rank).buffers;
+  AMAX_CHECK(range.buffer < buffers.size(), "read of a buffer the rank does not have");
+  const std::span<const float> buf = buffers[range.buffer];
   AMAX_CHECK(range.offset + range.count <= buf.size(), "read past the end of a buffer");
-  return std::span<const float>(buf).subspan(range.offset, range.count);
+  return buf.subspan(range.offset, range.count);
 }
 
 const std::string& Engine::lane_name(const Action& action) const {

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/buffer_values.h"
 #include "engine/engine.h"
 #include "engine/fifo.h"
 #include "engine/per_rank.h"
@@ -100,7 +101,7 @@ struct RankState {
   /// Per host flag, per signal so far: the signalling thread's clock joined with the entry
   /// before it, so entry i covers the first i + 1 signals (what a wait for i + 1 joins).
   std::vector<std::vector<VectorClock>> flag_signals;
-  std::vector<std::vector<float>> buffers;
+  BufferValues buffers;
   /// Per communicator of the scenario (indexed by CommId, whether or not the rank is a member).
   std::vector<RankCommState> per_comm;
   /// Comm ops (collectives and p2p) in launch order, as (comm, order).
@@ -355,7 +356,7 @@ bool kernel_has_its_ranges(const Op& op);
 /// Runs a kernel / copy / scale update on views of its ranges (from its OpPlan).
 void run_kernel(const Op& op, const KernelViews& views, Mutant mutant);
 /// The same on one rank's buffers, each range checked as it is viewed (a kernel without views).
-void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant);
+void run_kernel(const Op& op, BufferValues& buffers, Mutant mutant);
 
 /// Computes and writes the outputs of a completed collective on every joined member.
 void complete_collective(const std::vector<const Joined*>& members, std::vector<RankState>& ranks);

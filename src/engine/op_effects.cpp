@@ -14,10 +14,10 @@ namespace {
 /// Inlined: every kernel and collective takes two to four views, and as a call the view cost more
 /// than the arithmetic of the small ranges amax synchronisation works on (the check's failure
 /// path is a noreturn call, which the compiler keeps out of the way).
-[[gnu::always_inline]] inline std::span<float> view(std::vector<std::vector<float>>& buffers, const Range& r) {
+[[gnu::always_inline]] inline std::span<float> view(BufferValues& buffers, const Range& r) {
   AMAX_CHECK(r.buffer < buffers.size() && r.offset + r.count <= buffers[r.buffer].size(),
              "range outside its buffer (scenario validation should have caught this)");
-  return std::span<float>(buffers[r.buffer]).subspan(r.offset, r.count);
+  return buffers[r.buffer].subspan(r.offset, r.count);
 }
 
 /// MAX ignores NaN like fmaxf; equal operands (+0 and -0) give +0 whatever their order, so a
@@ -100,7 +100,7 @@ void run_kernel(const Op& op, const KernelViews& views, Mutant mutant) {
   }
 }
 
-void run_kernel(const Op& op, std::vector<std::vector<float>>& buffers, Mutant mutant) {
+void run_kernel(const Op& op, BufferValues& buffers, Mutant mutant) {
   // Each range checked as it is viewed; then the ranges the kernel indexes.
   std::vector<std::span<float>> views;
   for (const Range& range : op.reads) views.push_back(view(buffers, range));

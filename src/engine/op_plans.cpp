@@ -9,12 +9,12 @@
 namespace amaxcheck {
 namespace {
 
-bool in_bounds(const std::vector<std::vector<float>>& buffers, const Range& r) {
+bool in_bounds(const BufferValues& buffers, const Range& r) {
   return r.buffer < buffers.size() && std::uint64_t{r.offset} + r.count <= buffers[r.buffer].size();
 }
 
-std::span<float> view_of(std::vector<std::vector<float>>& buffers, const Range& r) {
-  return std::span<float>(buffers[r.buffer]).subspan(r.offset, r.count);
+std::span<float> view_of(BufferValues& buffers, const Range& r) {
+  return buffers[r.buffer].subspan(r.offset, r.count);
 }
 
 }  // namespace
