@@ -5,7 +5,9 @@ E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O 
 X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay and the determinism check, F the Flight Recorder import's matching, FV its
 verdict, FS the scenario it converts the dumps to, P PCT's priorities, SU a suite file's expectations,
-G the GPU backend's oracle: its comparison with the simulator and its data check).
+G the GPU backend's oracle: its comparison with the simulator and its data check, I the
+engine's incremental upkeep: which lanes a step asks again, where the enabled list is patched,
+and what a reset starts the next run from).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -651,6 +653,69 @@ MUTANTS = [
         'old': '      if (color[j] == 1) {',
         'new': '      if (false) {',
         'bug': 'no wait-for cycle is ever found: every deadlock is reported as a plain hang, without the cycle that explains it',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I1', 'file': 'src/engine/engine_apply.cpp',
+        'old': 'if (queue.empty() || is_comm_op(queue.front().op->kind)) changed |= plan.stream_bit;',
+        'new': 'if (!queue.empty() && is_comm_op(queue.front().op->kind)) changed |= plan.stream_bit;',
+        'bug': 'an op issued onto an idle stream does not enable the stream until another step of its rank asks again: runs hang, or take fewer schedules',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I2', 'file': 'src/engine/engine_apply.cpp',
+        'old': '      if (queue.empty()) changed |= plan.stream_syncers;  // drained no more\n',
+        'new': '',
+        'bug': "another thread's stream_synchronize stays enabled after its drained stream got new work, and returns before that work ran",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I3', 'file': 'src/engine/engine_apply.cpp',
+        'old': '      changed |= stream.syncers;  // drained: syncs may return\n',
+        'new': '',
+        'bug': 'a stream_synchronize on a stream that drains is not enabled again: a false hang',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I4', 'file': 'src/engine/engine_apply.cpp',
+        'old': 'return !is_comm_op(kind) && kind != OpKind::stream_wait_event && kind != OpKind::work_wait;',
+        'new': 'return !is_comm_op(kind);',
+        'bug': 'a stream whose new head waits on a pending record keeps executing: the wait runs before its record',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I5', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        changed |= st.event_syncers[a.rank][op.event];  // the event names another record now\n',
+        'new': '',
+        'bug': "another thread's event_synchronize stays enabled after a new record of its event was issued, and returns before that record ran",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I6', 'file': 'src/engine/engine_apply.cpp',
+        'old': 'changed |= st.event_waiters[a.rank][op.event] | st.event_syncers[a.rank][op.event];  // waits on it may run',
+        'new': 'changed |= st.event_syncers[a.rank][op.event];  // waits on it may run',
+        'bug': 'a stream waiting on a record is not enabled when the record runs: a false hang',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I7', 'file': 'src/engine/enabled_set.cpp',
+        'old': 'block_start(st, r) + bit_count(bits.enabled & (bit - 1))',
+        'new': 'block_start(st, r)',
+        'bug': "a lane's action that appears is put at the front of its rank's block: the enabled list leaves canonical order, and a seed picks other schedules",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I8', 'file': 'src/engine/enabled_set.cpp',
+        'old': 'for (RankId q = 0; q < r; ++q) start += bit_count(st.lane_bits[q].enabled);',
+        'new': 'for (RankId q = 1; q < r; ++q) start += bit_count(st.lane_bits[q].enabled);',
+        'bug': "a rank's block of the enabled list is found without rank 0's actions: the patch of another rank's lane lands in the wrong place",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I9', 'file': 'src/engine/buffer_values.h',
+        'old': '    std::fill(values_.begin(), values_.end(), 0.0f);\n',
+        'new': '',
+        'bug': "an engine reset for the next run keeps the last run's buffer values beyond their init values: every run after the first computes from them",
         'killed_by': 'default',
     },
 ]
