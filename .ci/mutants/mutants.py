@@ -3,11 +3,12 @@
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
 X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
-T a trace's replay and the determinism check, F the Flight Recorder import's matching, FV its
-verdict, FS the scenario it converts the dumps to, P PCT's priorities, SU a suite file's expectations,
-G the GPU backend's oracle: its comparison with the simulator and its data check, I the
-engine's incremental upkeep: which lanes a step asks again, where the enabled list is patched,
-and what a reset starts the next run from).
+T a trace's replay, the determinism check and the trace writer, F the Flight Recorder import's
+matching, FD its reading of a dump's fields, FV its verdict, FS the scenario it converts the
+dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend's oracle: its
+comparison with the simulator and its data check, I the engine's incremental upkeep: which
+lanes a step asks again, where the enabled list is patched, and what a reset starts the next
+run from).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -716,6 +717,62 @@ MUTANTS = [
         'old': '    std::fill(values_.begin(), values_.end(), 0.0f);\n',
         'new': '',
         'bug': "an engine reset for the next run keeps the last run's buffer values beyond their init values: every run after the first computes from them",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T10', 'file': 'sim/trace/trace_writer.cpp',
+        'old': 'if (std::isnan(v)) return std::signbit(v) ? "-nan" : "nan";',
+        'new': 'if (std::isnan(v)) return "nan";',
+        'bug': "a trace writes a negative NaN as NaN: its replay, which compares the values' bits, cannot reproduce the run",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T11', 'file': 'sim/trace/trace_writer.cpp',
+        'old': '  if (s.collective) {\n    j["comm"] = s.comm;',
+        'new': '  if (false) {\n    j["comm"] = s.comm;',
+        'bug': "a trace's collective steps lose their communicator and sequence number",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T12', 'file': 'sim/trace/trace_writer.cpp',
+        'old': '  j["outcome"] = to_string(s.outcome);',
+        'new': '  j["outcome"] = to_string(RunOutcome::finished);',
+        'bug': 'a trace says every run finished: a hang\'s trace reads as a finished run',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T13', 'file': 'sim/trace/trace_writer.cpp',
+        'old': '  h.run_index = origin.run_index;',
+        'new': '  h.run_index = 0;',
+        'bug': 'a trace names run 0 of its seed whatever run it recorded: its provenance points at another schedule',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T14', 'file': 'sim/trace/trace_writer.cpp',
+        'old': '                              {"offset", w.range.offset},',
+        'new': '                              {"offset", 0},',
+        'bug': 'a trace records the values a step wrote at offset 0 of their buffer, wherever they were written',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FD1', 'file': 'src/fr/dump.cpp',
+        'old': '    if (dump.records[i].record_id == dump.records[i - 1].record_id) bad(fmt::format("{}: entries: a record_id appears twice", path));',
+        'new': '',
+        'bug': 'a dump in which a record_id appears twice is read, its two records taken as two collectives',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FD2', 'file': 'src/fr/dump.cpp',
+        'old': '    if (n.kind == Kind::big_integer || n.integer < 0) {',
+        'new': '    if (n.kind == Kind::big_integer) {',
+        'bug': 'a negative count (a sequence number, a record id) in a dump is read as it is',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FD3', 'file': 'src/fr/dump.cpp',
+        'old': '  if (rank && rank->kind == Kind::integer && rank->integer >= 0 && rank->integer < max_rank) {',
+        'new': '  if (rank && rank->kind == Kind::integer) {',
+        'bug': 'a dump that names a negative rank, or one past the limit, is read as that rank',
         'killed_by': 'default',
     },
 ]
