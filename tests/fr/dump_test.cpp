@@ -58,6 +58,19 @@ TEST(ValidateDump, bad_fields_are_named_with_the_entry) {
   EXPECT_THAT(error_of(entry(R"(, "state": "exploded")")), HasSubstr("entries[0].state: expected one of"));
   EXPECT_THAT(error_of(entry(R"(, "is_p2p": 1)")), HasSubstr("entries[0].is_p2p: expected a boolean, got int 1"));
   EXPECT_THAT(error_of(entry() + "," + entry()), HasSubstr("entries: a record_id appears twice"));
+  // Counts are never negative: a sequence number or record id below zero is refused, not read.
+  EXPECT_THAT(error_of(entry(R"(, "collective_seq_id": -1)")),
+              HasSubstr("entries[0].collective_seq_id: expected an integer in 0..2^63-1, got -1"));
+  EXPECT_THAT(error_of(entry(R"(, "record_id": -3)")), HasSubstr("entries[0].record_id: expected an integer in 0..2^63-1, got -3"));
+}
+
+// A dump that says which rank it is must name a rank the import can hold; a wrong one is bad
+// input, never read as some rank (nor replaced by the file name's number).
+TEST(ValidateDump, a_rank_outside_the_limit_is_refused_with_the_field) {
+  EXPECT_EQ(dump_of(entry(), R"("rank": 5, )").rank, 5);
+  EXPECT_THAT(error_of(entry(), R"("rank": -1, )"), HasSubstr("/tmp/nccl_trace_rank_3.rank: expected a rank from 0 to"));
+  EXPECT_THAT(error_of(entry(), R"("rank": )" + std::to_string(max_rank) + ", "),
+              HasSubstr("/tmp/nccl_trace_rank_3.rank: expected a rank from 0 to " + std::to_string(max_rank - 1)));
 }
 
 TEST(ValidateDump, the_version_must_be_2_x) {

@@ -125,11 +125,26 @@ TEST(Trace, header_records_format_version_seed_and_derived_parameters) {
   EXPECT_EQ(header["format_version"], 1);
   EXPECT_EQ(header["strategy"], "pct");
   EXPECT_EQ(header["seed"], run_seed(8, r.first_failure->index));
+  EXPECT_EQ(header["run_index"], r.first_failure->index);
   EXPECT_EQ(header["parameters"]["depth"], 3);
   EXPECT_EQ(header["parameters"]["change_points"].size(), 2u);
   EXPECT_EQ(header["parameters"]["exploration_seed"], 8);
   EXPECT_EQ(header["scenario_hash"], scenario_hash(s));
   EXPECT_TRUE(header["scenario"].is_object()) << "the scenario is embedded";
+}
+
+// A trace names the run of its exploration that it recorded (the seed's run index), as a report
+// of a later run than the first needs: the run is found again from the exploration's seed.
+TEST(Trace, header_names_the_run_of_the_exploration_it_recorded) {
+  const Scenario s = testing::wait_after_copy(2);
+  const ExploreOptions options = random_runs(4);
+  const ExploreResult r = explore(s, options);
+  ASSERT_TRUE(r.first_failure);
+  const FailingRun& failure = *r.first_failure;
+  const Trace t = make_trace(s, failure.run, TraceOrigin{failure.strategy, failure.seed, 7, failure.parameters});
+  const auto header = nlohmann::json::parse(lines_of(trace_to_jsonl(t)).front());
+  EXPECT_EQ(header["run_index"], 7);
+  EXPECT_EQ(parse_trace(trace_to_jsonl(t), "mem.jsonl").header.run_index, 7u) << "and the reader reads it back";
 }
 
 TEST(Trace, is_written_atomically_and_read_back) {
