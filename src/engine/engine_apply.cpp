@@ -53,16 +53,15 @@ struct Applier {
   /// The bit of one lane. Beyond 64 lanes it is some other lane's: `lanes` then goes unread
   /// (refresh_rank re-asks the whole rank where lane_bits_ok is false, and only_lane is false).
   static std::uint64_t lane_bit(std::size_t lane) { return std::uint64_t{1} << (lane & 63); }
-  /// Whether a step whose only changed lane is `lane` (`changed` holds that bit alone) left it with
+  /// Whether a step whose only changed lane is `lane` (lanes holds that bit alone) left it with
   /// the action it had. Most steps do, and a refresh that finds so costs a call and a re-ask of
   /// the lane (issue 19):
   /// - a thread that issued a device op is still enabled when its next op is a device op too
   ///   (only a host op can wait);
   /// - a stream that ran a kernel, a copy or a record still executes when its new head is an op
   ///   of the same sort (a wait waits on its record, a comm op joins).
-  /// `changed`: the lanes the step has changed so far (what it leaves in `lanes`). Only where lane
-  /// bits are kept (lane_bits_ok): beyond 64 lanes `lanes` cannot name them all.
-  bool only_lane(std::uint64_t changed, std::uint64_t lane) const { return st.lane_bits_ok && changed == lane && lane != 0; }
+  /// Only where lane bits are kept (lane_bits_ok): beyond 64 lanes `lanes` cannot name them all.
+  bool only_lane(std::uint64_t lane) const { return st.lane_bits_ok && lanes == lane && lane != 0; }
   static bool runs_when_at_head(OpKind kind) {
     return !is_comm_op(kind) && kind != OpKind::stream_wait_event && kind != OpKind::work_wait;
   }
@@ -165,14 +164,12 @@ struct Applier {
     record_op(ref);
     name_op(op);
     touch(ObjectType::thread, a.rank, a.lane, true);
-    // Gathered in a local and stored in `lanes` once: as the member, every `|=` below was a load
-    // and a store, since the stores of the step between them might alias it (issue 19).
-    std::uint64_t changed = lane_bit(a.lane);
+    lanes |= lane_bit(a.lane);
     std::uint64_t seq = 0;
     if (is_host_op(op.kind)) {
       host_effect(a.rank, thread, op);
       thread.versions[++thread.version] = thread.clock;  // a host op may have joined a clock
-      changed |= thread_lanes(a.rank);  // a signal can release another thread's wait
+      lanes |= thread_lanes(a.rank);  // a signal can release another thread's wait
     } else if (is_discarded_collective(op)) {
       // NCCL discards a zero-element collective at the call: nothing is queued or matched.
     } else if (plan.held_for_group) {
@@ -189,8 +186,8 @@ struct Applier {
       Fifo<QueuedOp>& queue = *plan.queue;
       // Behind a head that is not a comm op, a new op changes no lane but the thread's: the head
       // stays, and a stream that was busy stays busy. A comm head's lane is refreshed as well.
-      if (queue.empty() || is_comm_op(queue.front().op->kind)) changed |= plan.stream_bit;
-      if (queue.empty()) changed |= plan.stream_syncers;  // drained no more
+      if (queue.empty() || is_comm_op(queue.front().op->kind)) lanes |= plan.stream_bit;
+      if (queue.empty()) lanes |= plan.stream_syncers;  // drained no more
       if (plan.ends_group) {  // the group's ops before its last, held until now
         for (const QueuedOp& held : thread.held) queue.push_back(held);
         thread.held.clear();
@@ -201,7 +198,7 @@ struct Applier {
       touch_disabling(ObjectType::stream_tail, a.rank, op.stream, plan.stream_syncers, a.lane);
       touch_op(ref, true);
       if (op.kind == OpKind::event_record) {
-        changed |= st.event_syncers[a.rank][op.event];  // the event names another record now
+        lanes |= st.event_syncers[a.rank][op.event];  // the event names another record now
         AMAX_CHECK(st.records_issued < st.records.size(), "more event records issued than the scenario has");
         RecordState& record = st.records[st.records_issued++];
         record.op_key = op_key(ref);
@@ -218,8 +215,7 @@ struct Applier {
         seq = number_comm_op(rank, q, a.rank);
       }
     }
-    if (!is_host_op(op.kind) && only_lane(changed, lane_bit(a.lane))) kept = plan.next_is_device;
-    lanes = changed;
+    if (!is_host_op(op.kind) && only_lane(lane_bit(a.lane))) kept = plan.next_is_device;
     // Most issues (kernels, copies, records) have no observer: no event is built for them.
     const std::vector<Observer*>& observers = is_comm_op(op.kind) ? st.comm_issue_observers : st.issue_observers;
     if (observers.empty()) return;
@@ -313,10 +309,10 @@ struct Applier {
     name_op(op);
     touch(ObjectType::stream, a.rank, a.lane, true);
     touch_op(q.ref, true, true);  // after its issue; for a record, this is its done flag and clock
-    std::uint64_t changed = stream.lane_bit;  // a new head (a local, as in issue)
+    lanes |= stream.lane_bit;  // a new head
     switch (op.kind) {
       case OpKind::event_record:
-        changed |= st.event_waiters[a.rank][op.event] | st.event_syncers[a.rank][op.event];  // waits on it may run
+        lanes |= st.event_waiters[a.rank][op.event] | st.event_syncers[a.rank][op.event];  // waits on it may run
         q.record->done = true;
         q.record->clock = stream.clock;
         break;
@@ -338,11 +334,10 @@ struct Applier {
     }
     stream.queue.pop_front();
     if (stream.queue.empty()) {
-      changed |= stream.syncers;  // drained: syncs may return
-    } else if (only_lane(changed, stream.lane_bit)) {
+      lanes |= stream.syncers;  // drained: syncs may return
+    } else if (only_lane(stream.lane_bit)) {
       kept = runs_when_at_head(stream.queue.front().op->kind);
     }
-    lanes = changed;
   }
 
   void join(RankId rank_id, std::uint32_t stream_id) {
