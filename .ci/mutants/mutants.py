@@ -8,7 +8,8 @@ matching, FD its reading of a dump's fields, FV its verdict, FS the scenario it 
 dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend's oracle: its
 comparison with the simulator and its data check, I the engine's incremental upkeep: which
 lanes a step asks again, where the enabled list is patched, and what a reset starts the next
-run from).
+run from, CM the cost model, TS the timed strategy: design-space figures, not verdicts, SW the
+harness's sweep: its rows' verdicts and its exit code).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -31,6 +32,9 @@ Mutants left out because no input can tell them apart from the real code:
 # The Flight Recorder import's tests (harness/tests), unit and integration.
 FR_TESTS = ('harness:tests/test_fr_wrong_answers.py tests/test_fr_import.py tests/test_fr_examples.py '
             'tests/integration/test_fr_real_program.py')
+
+# The harness's sweep tests (harness/tests).
+SWEEP_TESTS = 'harness:tests/test_sweep.py tests/test_sweep_verdicts.py tests/test_grid.py'
 
 MUTANTS = [
     {
@@ -774,5 +778,68 @@ MUTANTS = [
         'new': '  if (rank && rank->kind == Kind::integer) {',
         'bug': 'a dump that names a negative rank, or one past the limit, is read as that rank',
         'killed_by': 'default',
+    },
+    {
+        'id': 'CM1', 'file': 'sim/scheduler/cost_model.cpp',
+        'old': '      if (latency + transfer < best_time) {',
+        'new': '      if (latency + transfer > best_time || best_time == std::numeric_limits<double>::infinity()) {',
+        'bug': "the cost model's tuner keeps the slowest algorithm and protocol instead of the fastest: every collective's modelled time is too long",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'CM2', 'file': 'sim/scheduler/cost_model.cpp',
+        'old': '  const double steps = all_reduce ? 2 * (n - 1) : kind == OpKind::broadcast ? n : n - 1;',
+        'new': '  const double steps = kind == OpKind::broadcast ? n : n - 1;',
+        'bug': "a ring all-reduce is modelled as n - 1 steps, as an all-gather, not 2(n - 1): its latency and bandwidth halve",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'CM3', 'file': 'sim/scheduler/cost_model.cpp',
+        'old': '          latency += (steps - inter_steps) * intra + inter_steps * inter;',
+        'new': '          latency += steps * intra;',
+        'bug': "a ring's steps across nodes are priced as steps within a node: a multi-node collective's latency is too small",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'TS1', 'file': 'sim/scheduler/timed_strategy.cpp',
+        'old': '  actor.start_us = std::max(last_end_us_, actor.lane_free_us);',
+        'new': '  actor.start_us = last_end_us_;',
+        'bug': "the timed strategy starts an action as soon as the last one ended, though its lane is still busy: work on one stream overlaps",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'TS2', 'file': 'sim/scheduler/timed_strategy.cpp',
+        'old': '  auto touch_rank = [&](RankId rank) { run_.rank_end_us[rank] = std::max(run_.rank_end_us[rank], end); };',
+        'new': '  auto touch_rank = [&](RankId rank) { run_.rank_end_us[rank] = end; };',
+        'bug': "a rank's iteration time is the end of its last step, not of its latest: a rank whose last step ends early reports too short an iteration",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'SW1', 'file': 'harness/amaxharness/sweep/command.py',
+        'old': '    if any(r.inconclusive for r in rows):\n        return EXIT_INCONCLUSIVE\n',
+        'new': '',
+        'bug': 'a sweep with a point cut short exits 0, as one whose every point has its verdict',
+        'killed_by': SWEEP_TESTS,
+    },
+    {
+        'id': 'SW2', 'file': 'harness/amaxharness/sweep/results.py',
+        'old': '        return self.verdict == "inconclusive" or self.timed_verdict == "inconclusive"',
+        'new': '        return self.verdict == "inconclusive"',
+        'bug': 'a sweep point whose timed run was cut short is not inconclusive: its missing cost figures pass unnoticed',
+        'killed_by': SWEEP_TESTS,
+    },
+    {
+        'id': 'SW3', 'file': 'harness/amaxharness/sweep/results.py',
+        'old': '    if set(timed.hazard_kinds) & set(HUNG_KINDS):\n        return None, "hung"\n',
+        'new': '',
+        'bug': "a sweep point whose timed run hung reports that run's times as the design's cost",
+        'killed_by': SWEEP_TESTS,
+    },
+    {
+        'id': 'SW4', 'file': 'harness/amaxharness/sweep/results.py',
+        'old': '    if not found and report.verdict == "inconclusive":\n        return [CutShort(run, "cause not reported", None, "")]\n',
+        'new': '',
+        'bug': "an inconclusive point whose report names no cause lists nothing in cut_short: the map shows no reason it was cut",
+        'killed_by': SWEEP_TESTS,
     },
 ]
