@@ -26,7 +26,10 @@ Mutants left out because no input can tell them apart from the real code:
   is then unfinished, and so incomplete, unless that hazard was in its last run;
 - a suite case that expects a proof met by a sampled "no hazard found": the suite file's
   validation refuses such a case before it runs (SuiteCli.bad_input_exits_2_...), so the
-  judgement's own check of it is a second guard no input reaches.
+  judgement's own check of it is a second guard no input reaches;
+- the timed strategy starting an action at the last step's end whatever its lane's, and taking a
+  rank's iteration end from its last step instead of the latest: it applies actions in the
+  order of their end times, so the last step's end is never before any lane's or rank's.
 """
 
 # The Flight Recorder import's tests (harness/tests), unit and integration.
@@ -802,16 +805,16 @@ MUTANTS = [
     },
     {
         'id': 'TS1', 'file': 'sim/scheduler/timed_strategy.cpp',
-        'old': '  actor.start_us = std::max(last_end_us_, actor.lane_free_us);',
-        'new': '  actor.start_us = last_end_us_;',
-        'bug': "the timed strategy starts an action as soon as the last one ended, though its lane is still busy: work on one stream overlaps",
+        'old': '      if (const Op* op = engine_->pending_op(action)) duration = cost_.issue_us(*op);',
+        'new': '      (void)0;',
+        'bug': "the timed strategy prices an issue at nothing: a launch's host overhead leaves the iteration time",
         'killed_by': 'default',
     },
     {
         'id': 'TS2', 'file': 'sim/scheduler/timed_strategy.cpp',
-        'old': '  auto touch_rank = [&](RankId rank) { run_.rank_end_us[rank] = std::max(run_.rank_end_us[rank], end); };',
-        'new': '  auto touch_rank = [&](RankId rank) { run_.rank_end_us[rank] = end; };',
-        'bug': "a rank's iteration time is the end of its last step, not of its latest: a rank whose last step ends early reports too short an iteration",
+        'old': '      if (r.comm != comm) here += std::min(cost.transfer_us, std::clamp(r.end_us - start, 0.0, r.transfer_us));',
+        'new': '      if (false) here += std::min(cost.transfer_us, std::clamp(r.end_us - start, 0.0, r.transfer_us));',
+        'bug': "collectives running at once on different communicators of a rank do not share its bandwidth: overlapped amax and gradient reductions look free",
         'killed_by': 'default',
     },
     {

@@ -18,7 +18,9 @@ so the tests can check the harness's orchestration against known answers:
     it); --max-steps below 20 cuts every run short (step_cap: a timed run has no figures).
 Environment: FAKE_AMAXCHECK_LOG (append argv as JSON lines), FAKE_SLEEP_S (per check),
 FAKE_CRASH_DP (exit 3 for that dp), FAKE_GPU_HAZARD_RANK (that rank reports a hazard),
-FAKE_WRONG_EXIT (check exits 0 for a hazard, 1 otherwise: the report and the exit code disagree).
+FAKE_WRONG_EXIT (check exits 0 for a hazard, 1 otherwise: the report and the exit code disagree),
+FAKE_TIMED_HANG (a timed check reports a deadlock, with its timing figures), FAKE_NO_CAUSE (a
+report cut short names no cause).
 """
 
 import json
@@ -121,8 +123,12 @@ def check(args):
                     "raise_with": "--max-schedules"})
     if target.endswith(".json") and os.environ.get("FAKE_SCENARIO_VERDICT") == "inconclusive":
         cut.append({"cause": "step_cap", "limit": 100, "raise_with": "--max-steps"})
+    if strategy == "timed" and os.environ.get("FAKE_TIMED_HANG"):  # the timed run hangs (its figures stay)
+        hazards.append(hazard("deadlock", "wait-for cycle in the timed run"))
     verdict = "hazard" if hazards else "proven_clean" if complete else \
         "inconclusive" if cut else "no_hazard_found"
+    if os.environ.get("FAKE_NO_CAUSE"):  # an inconclusive report that names no cause
+        cut = []
     report = {"verdict": verdict, "hazards": hazards,
               "runs": int(opts.get("--runs", opts.get("--max-schedules", 1))),
               "complete": complete,

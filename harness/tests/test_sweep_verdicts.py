@@ -5,6 +5,7 @@ All against the fake program (fake_amaxcheck.py)."""
 
 import csv
 import json
+import os
 import re
 
 SAFETY = [{"when": {"dp": {"<=": 8}}, "strategy": "exhaustive", "runs": 100},
@@ -222,6 +223,30 @@ def test_inconclusive_points_keep_their_cause_in_the_csv_and_the_report(tmp_path
     cut = section((out / "report.md").read_text(), "Inconclusive points")
     assert "- dp=16: safety: schedule_cap (limit 50, raise with --max-schedules)" in cut
     assert "dp=2" not in cut
+
+
+def test_an_inconclusive_report_that_names_no_cause_says_so(tmp_path, fake_bin, cli):
+    # an inconclusive point always says why, in the csv and the report, even when the program's
+    # report does not
+    grid = {"name": "nocause", "x": "dp", "axes": {"protocol": ["te-async"], "dp": [16]},
+            "safety": SAFETY, "timed": False}
+    done, out = sweep(cli, tmp_path, grid, env={**os.environ, "FAKE_NO_CAUSE": "1"})
+    assert done.returncode == 4, done.stderr
+    (row,) = read_csv(out / "results.csv")
+    assert row["verdict"] == "inconclusive"
+    assert row["cut_short"] == "safety: cause not reported"
+    assert "dp=16: safety: cause not reported" in section((out / "report.md").read_text(), "Inconclusive points")
+
+
+def test_a_timed_run_that_hangs_gives_no_cost_figures(tmp_path, fake_bin, cli):
+    # a hung run's times measure nothing: the point's cost is "hung", not the times it reached
+    grid = {"name": "hang", "x": "dp", "axes": {"protocol": ["te-async"], "dp": [2]},
+            "safety": [{"strategy": "exhaustive", "runs": 0}], "timed": [{"args": []}]}
+    done, out = sweep(cli, tmp_path, grid, env={**os.environ, "FAKE_TIMED_HANG": "1"})
+    (row,) = read_csv(out / "results.csv")
+    assert row["verdict"] == "proven_clean" and row["timed_verdict"] == "hung", done.stderr
+    assert row["iteration_time_us"] == "" and row["exposed_amax_latency_us"] == ""
+    assert row["error"] == ""
 
 
 # ---- D1: a figure range names the points it has ----------------------------------------------
