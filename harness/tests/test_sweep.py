@@ -128,9 +128,12 @@ def test_a_missing_program_is_a_clear_error(tmp_path, cli):
 def test_an_interrupted_sweep_keeps_finished_runs_and_resumes(tmp_path, fake_bin):
     out, grid = tmp_path / "out", write_grid(tmp_path)
     env = {**os.environ, "FAKE_SLEEP_S": "0.3"}
+    # SIGINT restored to its default in the child: a test run started in the background (`cmd &`
+    # in a script) inherits it ignored, and the sweep would never see the interrupt.
     proc = subprocess.Popen([sys.executable, str(CLI), "sweep", "--grid", str(grid), "--out",
                              str(out), "--jobs", "1", "timed=off"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         cached = list((out / "cache").glob("*.json")) if (out / "cache").exists() else []
