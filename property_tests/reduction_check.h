@@ -7,6 +7,9 @@
 
 #include <rapidcheck.h>
 
+#include <cstdint>
+#include <string>
+
 #include "model/scenario.h"
 #include "scheduler/exhaustive_strategy.h"
 
@@ -22,6 +25,19 @@ rc::Gen<Scenario> scenario_for_reduction_check(int max_total_ops);
 /// small in the default suite, larger in the long suite (AMAXCHECK_LONG set).
 int reduction_check_size();
 std::uint64_t reduction_check_naive_cap();
+
+/// The naive search of one scenario against a reduced one.
+struct ReductionComparison {
+  bool naive_complete = false;  ///< false: the naive search hit its cap, and nothing was compared
+  std::size_t naive_hazards = 0;
+  std::size_t naive_end_states = 0;
+  /// How the reduced search falls short of the naive one (it did not complete, or found other
+  /// hazards or end states, or took more schedules); empty when it agrees.
+  std::string disagreement;
+};
+/// Searches `scenario` naively (at most `naive_cap` schedules) and under `reduced`, and compares.
+ReductionComparison compare_with_naive_search(const Scenario& scenario, const sched::ExhaustiveOptions& reduced,
+                                              std::uint64_t naive_cap);
 
 /// Generates a scenario and asserts that the search under `reduced` agrees with the naive one.
 /// Scenarios whose naive search exceeds the cap are discarded.

@@ -9,7 +9,10 @@ dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend'
 comparison with the simulator and its data check, I the engine's incremental upkeep: which
 lanes a step asks again, where the enabled list is patched, and what a reset starts the next
 run from, CM the cost model, TS the timed strategy: design-space figures, not verdicts, SW the
-harness's sweep: its rows' verdicts and its exit code).
+harness's sweep: its rows' verdicts and its exit code, D the exhaustive search's dependence: the
+objects each step records touching (Step::touches), the conflict test on them and the
+happens-before built from them (path_clocks), from which the search decides which orders it
+must try).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -29,7 +32,18 @@ Mutants left out because no input can tell them apart from the real code:
   judgement's own check of it is a second guard no input reaches;
 - the timed strategy starting an action at the last step's end whatever its lane's, and taking a
   rank's iteration end from its last step instead of the latest: it applies actions in the
-  order of their end times, so the last step's end is never before any lane's or rank's.
+  order of their end times, so the last step's end is never before any lane's or rank's;
+- dependence footprints whose loss costs the search no order it must try (D): a read a step
+  needs (Touch::needs: a host_wait's flag, an event_synchronize's or a stream wait's record, a
+  host synchronization's stream head, a join's comm_done), or the write such a read meets (an
+  execute's or a completion's write of its stream, a completion's comm_done and launch_head, a
+  join's rendezvous slot). The step was enabled only by that write, so the two never swap:
+  leaving the touch out drops a happens-before edge, and each such mutant passed
+  ReductionDifferential at the long suite's size and 2000 cases. Likewise a communicator op's
+  issue not writing its comm_issue counter (it also writes its rank's launch_tail, so two issues
+  on one communicator stay dependent), and a host synchronization's read of the stream's tail
+  marked as needed (it also disables, and the search adds the issues a disabling read may have
+  followed whatever Touch::needs says).
 """
 
 # The Flight Recorder import's tests (harness/tests), unit and integration.
@@ -844,5 +858,110 @@ MUTANTS = [
         'new': '',
         'bug': "an inconclusive point whose report names no cause lists nothing in cut_short: the map shows no reason it was cut",
         'killed_by': SWEEP_TESTS,
+    },
+    {
+        'id': 'D1', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        touch_buffers(a.rank, op);\n        record_written(a.rank, op);',
+        'new': '        record_written(a.rank, op);',
+        'bug': "a kernel's execute records no buffer it reads or writes: kernels of two streams on one buffer commute, and the order that gives the other value is never run",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D2', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        touch_disabling(ObjectType::event, a.rank, op.event, st.event_syncers[a.rank][op.event], a.lane);\n',
+        'new': '',
+        'bug': "a record's issue does not write its event: a wait issued before the record (which waits for nothing) is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D3', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        touch(ObjectType::event, a.rank, op.event, false);\n',
+        'new': '',
+        'bug': "a wait's issue does not read its event: the same, from the wait's side",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D4', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        touch(ObjectType::flag, r, op.flag, true);\n',
+        'new': '',
+        'bug': "signals of one host flag by two threads commute: a wait released by the other thread's signal first is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D5', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        if (touches()) step.touches.push_back({object_key(ObjectType::event, r, op.event), false, false, true});\n',
+        'new': '',
+        'bug': "an event_synchronize does not read its event: run before another thread's record it returns at once, and that order is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D6', 'file': 'src/engine/engine_apply.cpp',
+        'old': '    if (touches()) step.touches.push_back({object_key(ObjectType::stream_tail, r, k), false, false, true});\n',
+        'new': '',
+        'bug': "a host synchronization does not read its stream's tail: run before another thread's issue onto the stream it returns at once, and that order is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D7', 'file': 'src/engine/engine_apply.cpp',
+        'old': '    touch_buffers(m.rank, *m.op);\n',
+        'new': '',
+        'bug': "a collective's completion records no buffer it writes: a kernel reading the result before or after it is one order",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D8', 'file': 'src/engine/engine_apply.cpp',
+        'old': '    touch(ObjectType::launch_tail, r, 0, true);\n',
+        'new': '',
+        'bug': "collective issues of two threads on different communicators commute: under serialized kernels the launch order that deadlocks is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D9', 'file': 'src/engine/engine_apply.cpp',
+        'old': '      touch_disabling(ObjectType::stream_tail, a.rank, op.stream, plan.stream_syncers, a.lane);\n      touch_op(ref, true);\n      if (op.kind',
+        'new': '      touch_op(ref, true);\n      if (op.kind',
+        'bug': "an issue onto a stream does not write its tail: another thread's synchronization on the stream before the issue is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D10', 'file': 'src/engine/engine_apply.cpp',
+        'old': 'return (syncers & ~(std::uint64_t{1} << std::min<ThreadId>(thread, 63))) != 0;',
+        'new': 'return false;',
+        'bug': "no write disables another thread's synchronization: in a stuck run the orders where the synchronization runs first are not tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D11', 'file': 'src/engine/engine_apply.cpp',
+        'old': 'touch(ObjectType::rendezvous, member, c, true, needed);',
+        'new': 'touch(ObjectType::rendezvous, member, c, true, side);',
+        'bug': "a send / recv pair's completion always needs both joins: the complete that finishes another ready pair before this pair's last join is never tried",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D12', 'file': 'src/engine/engine_apply.cpp',
+        'old': '    touch_buffers(a.rank, op);\n    const Communicator& comm = st.scenario.comms[op.comm];',
+        'new': '    const Communicator& comm = st.scenario.comms[op.comm];',
+        'bug': "a collective's join records no buffer it accesses: the race detector's report depends on whether another stream's kernel on those buffers ran before the join, and only one order is run",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D13', 'file': 'sim/scheduler/dependence.cpp',
+        'old': 'if (x.object == y.object && (x.write || y.write)) return true;',
+        'new': 'if (x.object == y.object && x.write && y.write) return true;',
+        'bug': 'a read commutes with a write of the same object: a kernel reading a buffer before or after another stream writes it is one order',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D14', 'file': 'sim/scheduler/path_clocks.cpp',
+        'old': 'if (q != p && happens_before(p, q)) {',
+        'new': 'if (q != p) {',
+        'bug': "a step's dependence on an earlier one counts as covered by any other step it depends on, ordered between them or not: races go unreversed",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'D15', 'file': 'sim/scheduler/path_clocks.cpp',
+        'old': '      if (touches[t].needs) needed_.push_back(static_cast<std::size_t>(o.last_write));\n',
+        'new': '      needed_.push_back(static_cast<std::size_t>(o.last_write));\n',
+        'bug': 'every read is taken as needing the write before it (Touch::needs): no read-write race is reversed',
+        'killed_by': 'default',
     },
 ]

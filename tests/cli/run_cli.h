@@ -2,6 +2,8 @@
 // Runs the CLI in-process (cli::run_main), capturing what it prints.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -30,9 +32,11 @@ inline Ran amaxcheck(std::vector<std::string> args) {
   return ran;
 }
 
-/// A path in the temporary folder, unique to the CLI tests.
+/// A path in the temporary folder, unique to the CLI tests and to this process: two test runs at
+/// once (two build folders, or the mutation audit's work tree beside a developer's) must not
+/// write each other's files.
 inline std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("amaxcheck_cli_test_" + name)).string();
+  return (std::filesystem::temp_directory_path() / ("amaxcheck_cli_test_" + std::to_string(::getpid()) + "_" + name)).string();
 }
 
 }  // namespace amaxcheck::cli
