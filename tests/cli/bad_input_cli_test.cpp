@@ -106,7 +106,7 @@ TEST(HostileScenario, trace_and_output_paths_that_are_not_utf8_go_into_json_esca
   EXPECT_EQ(r.code, exit_hazard) << escape_invalid_utf8(r.err);
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["trace"], temp_path("trace_\\xFF.jsonl"));
-  EXPECT_EQ(j["hazards"][0]["replay"], "amaxcheck replay $'" + temp_path("trace_\\xff.jsonl") + "'");
+  EXPECT_EQ(j.at("hazards").at(0).at("replay"), "amaxcheck replay $'" + temp_path("trace_\\xff.jsonl") + "'");
   const Ran replay = amaxcheck({"replay", trace, "--json"});
   EXPECT_EQ(replay.code, exit_hazard) << escape_invalid_utf8(replay.err);
   EXPECT_EQ(nlohmann::json::parse(replay.out)["trace"], temp_path("trace_\\xFF.jsonl"));

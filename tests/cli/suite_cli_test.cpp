@@ -307,13 +307,13 @@ TEST(SuiteCli, json_lists_each_case_with_its_status_and_replay_command) {
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["cases"].size(), 2u);
   EXPECT_EQ(j["exit_code"], 0);
-  EXPECT_EQ(j["cases"][0]["status"], "met");
-  EXPECT_EQ(j["cases"][0]["verdict"], "no_hazard_found");
-  EXPECT_EQ(j["cases"][0]["runs"], 50);
+  EXPECT_EQ(j.at("cases").at(0).at("status"), "met");
+  EXPECT_EQ(j.at("cases").at(0).at("verdict"), "no_hazard_found");
+  EXPECT_EQ(j.at("cases").at(0).at("runs"), 50);
   EXPECT_EQ(j["cases"][1]["expected"]["kinds"], nlohmann::json::array({"data_race"}));
   EXPECT_EQ(j["cases"][1]["verdict"], "hazard");
   EXPECT_EQ(j["cases"][1]["replay"], "amaxcheck replay " + out_dir("json") + "/waits_after_copy.trace.jsonl");
-  EXPECT_FALSE(j["cases"][1]["hazards"][0]["participants"].empty());
+  EXPECT_FALSE(j.at("cases").at(1).at("hazards").at(0).at("participants").empty());
 }
 
 TEST(SuiteCli, the_junit_report_has_one_testcase_per_case_with_the_failure_and_the_replay) {

@@ -70,9 +70,9 @@ TEST(CheckCli, json_carries_the_verdict_kind_and_what_cut_it_short) {
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["verdict"], "inconclusive") << strategy;
     ASSERT_EQ(j["cut_short"].size(), 1u) << strategy;
-    EXPECT_EQ(j["cut_short"][0]["cause"], "step_cap");
-    EXPECT_EQ(j["cut_short"][0]["limit"], 4);
-    EXPECT_EQ(j["cut_short"][0]["raise_with"], "--max-steps");
+    EXPECT_EQ(j.at("cut_short").at(0).at("cause"), "step_cap");
+    EXPECT_EQ(j.at("cut_short").at(0).at("limit"), 4);
+    EXPECT_EQ(j.at("cut_short").at(0).at("raise_with"), "--max-steps");
     EXPECT_FALSE(j.contains("timing")) << strategy << ": a cut-off timed run has no cost figures";
   }
 }
@@ -263,7 +263,7 @@ TEST(CheckCli, progress_goes_to_stderr_after_a_second_and_leaves_stdout_alone) {
   EXPECT_EQ(quiet.err, "");
   const auto j = nlohmann::json::parse(loud.out);
   EXPECT_EQ(j["verdict"], "inconclusive");
-  EXPECT_EQ(j["cut_short"][0]["cause"], "time_budget");
+  EXPECT_EQ(j.at("cut_short").at(0).at("cause"), "time_budget");
 }
 
 TEST(CheckCli, help_lists_the_exit_codes) {
