@@ -39,11 +39,11 @@ Mutants left out because no input can tell them apart from the real code:
   execute's or a completion's write of its stream, a completion's comm_done and launch_head, a
   join's rendezvous slot). The step was enabled only by that write, so the two never swap:
   leaving the touch out drops a happens-before edge, and each such mutant passed
-  ReductionDifferential at the long suite's size and 2000 cases. Likewise a communicator op's
-  issue not writing its comm_issue counter (it also writes its rank's launch_tail, so two issues
-  on one communicator stay dependent), and a host synchronization's read of the stream's tail
-  marked as needed (it also disables, and the search adds the issues a disabling read may have
-  followed whatever Touch::needs says).
+  ReductionDifferential at the long suite's size and 2000 cases. Likewise (and with the same
+  evidence) a communicator op's issue not writing its comm_issue counter (it also writes its
+  rank's launch_tail, so two issues on one communicator stay dependent), and a host
+  synchronization's read of the stream's tail marked as needed (it also disables, and the search
+  adds the issues a disabling read may have followed whatever Touch::needs says).
 """
 
 # The Flight Recorder import's tests (harness/tests), unit and integration.
