@@ -58,25 +58,25 @@ TEST(ReductionLitmus, a_stream_synchronize_before_another_threads_issue_onto_the
   expect_reduced_search_finds_it(o.b.build(), 1);
 }
 
-TEST(ReductionLitmus, an_event_synchronize_before_another_threads_record) {
-  // b synchronizes on e, then reads x on s2. After a's record of e is issued the synchronization
-  // waits for the fill before it; before it, e names no record and the read races with the fill.
-  OneRank o("event_sync_before_record");
+/// a fills x on s1 and records e after it; b orders itself after e (`waiting`: an
+/// event_synchronize, or else a wait of s2 on e), then reads x on s2. After the record is issued,
+/// b's read is ordered after the fill; before it, e names no record, and the read races with the
+/// fill.
+Scenario ordered_by_a_record(const std::string& name, OpKind waiting) {
+  OneRank o(name);
   o.b.op(o.r, o.a, ScenarioBuilder::fill(o.s1, o.x, {1.0f}, "fill_x"));
   o.b.op(o.r, o.a, ScenarioBuilder::record(o.s1, o.e));
-  o.b.op(o.r, o.t_b, ScenarioBuilder::host(OpKind::event_synchronize, o.e));
+  o.b.op(o.r, o.t_b, waiting == OpKind::event_synchronize ? ScenarioBuilder::host(waiting, o.e) : ScenarioBuilder::wait(o.s2, o.e));
   o.b.op(o.r, o.t_b, ScenarioBuilder::copy(o.s2, o.x, o.z, "read_x"));
-  expect_reduced_search_finds_it(o.b.build(), 1);
+  return o.b.build();
+}
+
+TEST(ReductionLitmus, an_event_synchronize_before_another_threads_record) {
+  expect_reduced_search_finds_it(ordered_by_a_record("event_sync_before_record", OpKind::event_synchronize), 1);
 }
 
 TEST(ReductionLitmus, a_stream_wait_before_another_threads_record) {
-  // The same with a wait of s2 on e: issued before the record, it waits for nothing.
-  OneRank o("wait_before_record");
-  o.b.op(o.r, o.a, ScenarioBuilder::fill(o.s1, o.x, {1.0f}, "fill_x"));
-  o.b.op(o.r, o.a, ScenarioBuilder::record(o.s1, o.e));
-  o.b.op(o.r, o.t_b, ScenarioBuilder::wait(o.s2, o.e));
-  o.b.op(o.r, o.t_b, ScenarioBuilder::copy(o.s2, o.x, o.z, "read_x"));
-  expect_reduced_search_finds_it(o.b.build(), 1);
+  expect_reduced_search_finds_it(ordered_by_a_record("wait_before_record", OpKind::stream_wait_event), 1);
 }
 
 TEST(ReductionLitmus, a_collective_joined_before_or_after_another_streams_kernel_on_its_buffers) {
