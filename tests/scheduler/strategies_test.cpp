@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "engine/engine.h"
+#include "protocols/protocol.h"
 #include "scheduler/explore.h"
 #include "scheduler/pct_strategy.h"
 #include "scheduler/prng.h"
@@ -225,6 +227,86 @@ TEST(Explore, results_do_not_depend_on_the_number_of_jobs) {
       EXPECT_EQ(a.first_failure->index, b.first_failure->index);
       EXPECT_EQ(a.first_failure->run.choices, b.first_failure->run.choices);
     }
+  }
+}
+
+
+// The merge of an exploration's runs: what it counts, and that --jobs never splits a search.
+
+TEST(Explore, a_hazard_counts_every_run_that_showed_it) {
+  const Scenario s = testing::shared_comm_two_threads(3);
+  ExploreOptions options = sampled("random", 5, 200);
+  options.stop_at_first = false;
+  options.jobs = 2;
+  const ExploreResult r = explore(s, options);
+  // The same runs again, one at a time, outside the exploration and its merge.
+  std::map<std::string, std::uint64_t> runs_showing;
+  const std::unique_ptr<Strategy> strategy = make_strategy(s, options);
+  for (std::uint64_t i = 0; i < options.runs; ++i) {
+    ASSERT_TRUE(strategy->begin_run(i));
+    const RunResult run = run_once(s, *strategy);
+    std::set<std::string> keys;
+    for (const Hazard& h : run.hazards) keys.insert(h.key());
+    for (const std::string& key : keys) ++runs_showing[key];
+    strategy->end_run(run);
+  }
+  ASSERT_EQ(r.hazards.size(), runs_showing.size());
+  std::uint64_t most = 0;
+  for (const FoundHazard& found : r.hazards) {
+    EXPECT_EQ(found.runs_seen, runs_showing[found.hazard.key()]) << found.hazard.key();
+    most = std::max(most, found.runs_seen);
+  }
+  EXPECT_GT(most, 1u) << "a hazard seen in one run only tells no count from a flag";
+}
+
+/// te-sync on a shared communicator with the backward amax reduction launched at a
+/// rank-dependent point (seed hazard 2), 2 ranks of 1 module: the search explores one schedule
+/// (a deadlock) and abandons 54 branches whose every continuation it had covered already.
+Scenario abandons_branches() {
+  ProtocolKnobs knobs;
+  knobs.protocol = ProtocolName::te_sync;
+  knobs.comm = CommChoice::shared;
+  knobs.amax_order = AmaxOrder::rank_dependent;
+  knobs.modules = 1;
+  knobs.iters = 1;
+  knobs.microbatches = 1;
+  return build_protocol(knobs);
+}
+
+TEST(Explore, a_search_counts_the_schedules_it_explored_not_the_branches_it_abandoned) {
+  ExploreOptions options;
+  options.strategy = "exhaustive";
+  options.stop_at_first = false;
+  const ExploreResult r = explore(abandons_branches(), options);
+  ASSERT_TRUE(r.exhaustive.has_value());
+  ASSERT_GT(r.exhaustive->sleep_blocked, 0u) << "without an abandoned branch this test tells nothing";
+  EXPECT_TRUE(r.coverage_complete);
+  EXPECT_EQ(r.runs, r.exhaustive->explored);  // what the verdict's headline and its proof line say
+  EXPECT_EQ(r.pruned, r.exhaustive->sleep_blocked);
+  ASSERT_FALSE(r.hazards.empty());
+  for (const FoundHazard& found : r.hazards) EXPECT_LE(found.runs_seen, r.runs) << found.hazard.key();
+}
+
+TEST(Explore, a_search_runs_on_one_worker_whatever_jobs_asks) {
+  // Each run of a search continues from the one before it: --jobs cannot split it.
+  const Scenario s = testing::wait_after_copy(3);
+  ExploreOptions one;
+  one.strategy = "exhaustive";
+  one.stop_at_first = false;
+  ExploreOptions four = one;
+  four.jobs = 4;
+  const ExploreResult a = explore(s, one), b = explore(s, four);
+  ASSERT_TRUE(a.exhaustive.has_value() && b.exhaustive.has_value());
+  EXPECT_GT(a.runs, 1u);
+  EXPECT_EQ(a.runs, b.runs);
+  EXPECT_EQ(a.steps, b.steps);
+  EXPECT_EQ(a.exhaustive->explored, b.exhaustive->explored);
+  EXPECT_EQ(a.coverage_complete, b.coverage_complete);
+  ASSERT_EQ(a.hazards.size(), b.hazards.size());
+  for (std::size_t i = 0; i < a.hazards.size(); ++i) {
+    EXPECT_EQ(a.hazards[i].hazard.key(), b.hazards[i].hazard.key());
+    EXPECT_EQ(a.hazards[i].first_run, b.hazards[i].first_run);
+    EXPECT_EQ(a.hazards[i].runs_seen, b.hazards[i].runs_seen);
   }
 }
 
