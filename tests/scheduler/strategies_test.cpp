@@ -288,8 +288,10 @@ TEST(Explore, a_search_counts_the_schedules_it_explored_not_the_branches_it_aban
 }
 
 TEST(Explore, a_search_runs_on_one_worker_whatever_jobs_asks) {
-  // Each run of a search continues from the one before it: --jobs cannot split it.
-  const Scenario s = testing::wait_after_copy(3);
+  // Each run of a search continues from the one before it: --jobs cannot split it. 81 runs of
+  // a few hundred steps each: long enough that, were the search split, every worker would take
+  // some of them.
+  const Scenario s = testing::te_async_point(CommChoice::shared, WaitPoint::after_copy, 2);
   ExploreOptions one;
   one.strategy = "exhaustive";
   one.stop_at_first = false;
@@ -297,7 +299,7 @@ TEST(Explore, a_search_runs_on_one_worker_whatever_jobs_asks) {
   four.jobs = 4;
   const ExploreResult a = explore(s, one), b = explore(s, four);
   ASSERT_TRUE(a.exhaustive.has_value() && b.exhaustive.has_value());
-  EXPECT_GT(a.runs, 1u);
+  EXPECT_EQ(a.runs, 81u);
   EXPECT_EQ(a.runs, b.runs);
   EXPECT_EQ(a.steps, b.steps);
   EXPECT_EQ(a.exhaustive->explored, b.exhaustive->explored);
