@@ -45,10 +45,11 @@ Mutants left out because no input can tell them apart from the real code:
   synchronization's read of the stream's tail marked as needed (it also disables, and the search
   adds the issues a disabling read may have followed whatever Touch::needs says).
 - an exploration numbering a failing run without discounting the abandoned branches (runs the
-  search stopped) before it: only a hazard first shown after such a branch gets another number,
-  and of the scenarios tried (the shipped ones, the scheduler tests' and te-sync / te-async at
-  DP 2 with each knob of seed hazards 1 and 2) only te-async-shared-after-copy.json, a search of
-  thousands of runs, has one. The count it belongs to is checked (X3).
+  search stopped) before it: only a hazard first shown after such a branch gets another number.
+  In the scenarios tried (the shipped ones, the scheduler tests' and te-sync / te-async at DP 2
+  with the knobs of seed hazards 1 and 2) every hazard was first shown before the first
+  abandoned branch; the one search that shows hazards after one, te-async-shared-after-copy.json,
+  runs thousands of schedules. The count it belongs to is checked (X3).
 """
 
 # The Flight Recorder import's tests (harness/tests), unit and integration.
