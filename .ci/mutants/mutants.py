@@ -327,6 +327,13 @@ MUTANTS = [
         'killed_by': 'default',
     },
     {
+        'id': 'X4', 'file': 'sim/scheduler/explore.cpp',
+        'old': '        if (clock.out_of_time()) {\n          timed_out_.store(true);\n',
+        'new': '        if (clock.out_of_time()) {\n',
+        'bug': 'a worker that finds the time budget spent stops without saying so: a sampled exploration ends clean after runs that never ran',
+        'killed_by': 'default',
+    },
+    {
         'id': 'X5', 'file': 'sim/scheduler/explore.cpp',
         'old': '        RunSummary& summary = summaries_[i - begin_];\n        // The first',
         'new': '        RunSummary& summary = summaries_[(i - begin_) ^ (options.jobs > 1 ? 1 : 0)];\n        // The first',

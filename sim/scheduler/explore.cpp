@@ -174,6 +174,7 @@ class Block {
       if (error_.index() == i) error_.rethrow();
       RunSummary& summary = summaries_[i - begin_];
       if (!summary.done) continue;  // beyond the last run, cut by the budget, or never started
+      ran_any_ = true;
       if (summary.outcome == RunOutcome::stopped) {
         ++stopped;
         continue;
@@ -200,6 +201,8 @@ class Block {
   bool timed_out() const { return timed_out_.load(); }
   /// Whether the strategy refused a run of this block: the exploration's runs are over.
   bool runs_over() const { return last_.load() < end_; }
+  /// Whether merge() met a run that ran (counted or stopped by its strategy).
+  bool ran_any() const { return ran_any_; }
 
  private:
   std::uint64_t begin_, end_;
@@ -210,6 +213,7 @@ class Block {
   std::atomic<std::uint64_t> last_;  ///< the first index the strategy refused (end_ when none)
   std::atomic<bool> timed_out_{false};
   FirstError error_;
+  bool ran_any_ = false;
 };
 
 std::vector<std::string> hazard_keys(const RunResult& run) {
@@ -299,6 +303,11 @@ ExploreResult explore(const Scenario& scenario, const ExploreOptions& options) {
     block.merge(merger, options, first_failure, result.later_failures, stopped, stop);
     result.cut_short.time_budget = block.timed_out();
     if (stop || block.timed_out() || block.runs_over()) break;
+    // A block that ran nothing, with no cause that ends the exploration, means a worker gave
+    // up on its runs without saying why: the next block would do the same, and a sampled
+    // exploration would end "clean" after runs that never ran.
+    AMAX_CHECK(block.ran_any(), fmt::format("explore: runs {} to {} stopped before any of them ran, with no "
+                                            "cause (time budget, last run, failure) recorded", begin, begin + block_size - 1));
   }
 
   runners.clear();  // their engines' memory, before the failing run is recorded on a new one
