@@ -2,7 +2,8 @@
 
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
-X the exploration, SH a shrink's "same bug", RF the sequential reference of a scenario file,
+X the exploration, VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
+causes), SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay, the determinism check and the trace writer, F the Flight Recorder import's
 matching, FD its reading of a dump's fields, FV its verdict, FS the scenario it converts the
 dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend's oracle: its
@@ -49,7 +50,11 @@ Mutants left out because no input can tell them apart from the real code:
   In the scenarios tried (the shipped ones, the scheduler tests' and te-sync / te-async at DP 2
   with the knobs of seed hazards 1 and 2) every hazard was first shown before the first
   abandoned branch; the one search that shows hazards after one, te-async-shared-after-copy.json,
-  runs thousands of schedules. The count it belongs to is checked (X3).
+  runs thousands of schedules. The count it belongs to is checked (X3);
+- a proof's line counting the search's abandoned branches among its schedules: it prints only
+  for a clean search, and no clean scenario tried (the protocols at DP 2-3 and PP 2 with their
+  knobs, the shipped clean files, the scheduler tests' clean litmus) abandons a branch. The
+  headline's run count is checked against the search's own (X3).
 """
 
 # The Flight Recorder import's tests (harness/tests), unit and integration.
@@ -359,6 +364,34 @@ MUTANTS = [
         'old': '  const unsigned jobs = entry.runs == RunOrder::independent ? std::max(1U, options.jobs) : 1U;',
         'new': '  const unsigned jobs = std::max(1U, options.jobs);',
         'bug': 'the exhaustive search runs on several workers, each its own search, as if its runs were independent',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'VR1', 'file': 'sim/cli/verdict_report.cpp',
+        'old': '    case sched::VerdictKind::inconclusive: return exit_inconclusive;',
+        'new': '    case sched::VerdictKind::inconclusive: return exit_clean;',
+        'bug': 'an inconclusive check exits 0, so a CI job takes a search cut short for a clean one',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'VR3', 'file': 'sim/cli/verdict_report.cpp',
+        'old': '  return fmt::format("sampled: {} {} run(s), not a proof; --strategy exhaustive proves", result.runs,',
+        'new': '  return fmt::format("sampled: {} {} run(s); --strategy exhaustive proves", result.runs,',
+        'bug': 'a sampled verdict no longer says it is not a proof',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'VR4', 'file': 'sim/cli/verdict_report.cpp',
+        'old': '    out.push_back({{"cause", "time_budget"}, {"limit", cut.time_budget_s}, {"raise_with", "--time-budget"}});',
+        'new': '',
+        'bug': "an inconclusive report's JSON leaves out the time budget that cut it short",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'VR5', 'file': 'sim/cli/verdict_report.cpp',
+        'old': '        "cut short: the preemption bound of {} skipped {} branch(es) (raise it with --preemption-bound; -1 = none)",',
+        'new': '        "the preemption bound of {} skipped {} branch(es) (raise it with --preemption-bound; -1 = none)",',
+        'bug': "a bound that skipped branches is no longer reported as what cut the search short",
         'killed_by': 'default',
     },
     {

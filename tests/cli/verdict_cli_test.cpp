@@ -97,6 +97,28 @@ TEST(CheckCli, the_schedule_cap_is_inconclusive_exit_4) {
   EXPECT_NE(r.out.find("schedule cap of 1 (raise it with --max-schedules"), std::string::npos) << r.out;
 }
 
+TEST(CheckCli, a_preemption_bound_that_skipped_a_branch_is_inconclusive_exit_4_and_says_so) {
+  // The 6 classes of two threads signalling one flag twice need a preemption: bound 0 skips some.
+  const std::string file = signalling_file(2, 2);
+  const Ran r = amaxcheck({"check", file, "--strategy", "exhaustive", "--preemption-bound", "0"});
+  EXPECT_EQ(r.code, exit_inconclusive) << r.out << r.err;
+  EXPECT_NE(r.out.find("cut short: the preemption bound of 0 skipped "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(raise it with --preemption-bound; -1 = none)"), std::string::npos) << r.out;
+  const Ran json = amaxcheck({"check", file, "--strategy", "exhaustive", "--preemption-bound", "0", "--json"});
+  ASSERT_EQ(json.code, exit_inconclusive) << json.out << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j.at("cut_short").size(), 1u) << json.out;
+  EXPECT_EQ(j.at("cut_short").at(0).at("cause"), "preemption_bound");
+  EXPECT_EQ(j.at("cut_short").at(0).at("limit"), 0);
+  EXPECT_GT(j.at("cut_short").at(0).at("skipped").get<int>(), 0);
+  EXPECT_EQ(j.at("cut_short").at(0).at("raise_with"), "--preemption-bound");
+  // A bound that skipped nothing proves, and the proof says which bound it held under.
+  const Ran wide = amaxcheck({"check", file, "--strategy", "exhaustive", "--preemption-bound", "9"});
+  EXPECT_EQ(wide.code, exit_clean) << wide.out << wide.err;
+  EXPECT_NE(wide.out.find("6 schedules explored, preemption bound 9 (it skipped no branch)"), std::string::npos) << wide.out;
+  EXPECT_EQ(wide.out.find("cut short"), std::string::npos) << wide.out;
+}
+
 TEST(CheckCli, a_spent_time_budget_is_inconclusive_exit_4_for_every_strategy) {
   // Big enough (te-async at 64 ranks) that a timed run meets the in-run clock check.
   const std::vector<std::string> big = {"te-async", "--dp", "64", "--modules", "2", "--iters", "1"};
