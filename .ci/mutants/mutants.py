@@ -2,7 +2,8 @@
 
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
-X the exploration, VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
+X the exploration, RV the scenario reader's validation (bad input refused with the field and
+what was expected), VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
 causes), SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay, the determinism check and the trace writer, F the Flight Recorder import's
 matching, FD its reading of a dump's fields, FV its verdict, FS the scenario it converts the
@@ -392,6 +393,69 @@ MUTANTS = [
         'old': '        "cut short: the preemption bound of {} skipped {} branch(es) (raise it with --preemption-bound; -1 = none)",',
         'new': '        "the preemption bound of {} skipped {} branch(es) (raise it with --preemption-bound; -1 = none)",',
         'bug': "a bound that skipped branches is no longer reported as what cut the search short",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV1', 'file': 'src/io/scenario_validate.cpp',
+        'old': '    if (replica.range.count != check.replicas[0].range.count) {',
+        'new': '    if (false) {',
+        'bug': 'a check whose replicas differ in size is accepted: the oracle would compare a tensor with part of another',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV2', 'file': 'src/io/scenario_validate.cpp',
+        'old': '    if (check.replicas.empty()) fail(path + ".replicas", "expected at least one replica");',
+        'new': '',
+        'bug': 'a check with no replica is accepted: an oracle that holds nothing to compare',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV3', 'file': 'src/io/scenario_validate.cpp',
+        'old': '    if (comm.members.empty()) fail(path, "expected at least one member rank");',
+        'new': '',
+        'bug': 'a communicator with no member is accepted',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV4', 'file': 'src/io/scenario_validate.cpp',
+        'old': '      if (continues && (program[i - 1].stream != op.stream || program[i - 1].comm != op.comm)) {',
+        'new': '      if (false) {',
+        'bug': 'an ncclGroup over two streams or communicators is accepted, which one launch cannot be',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV5', 'file': 'src/io/scenario_validate.cpp',
+        'old': '    if (op.kind == OpKind::host_wait && op.count == 0) fail(path + ".count", "expected a signal count of at least 1");',
+        'new': '',
+        'bug': 'a host_wait for no signal is accepted (it would wait for nothing)',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV6', 'file': 'src/io/scenario_validate.cpp',
+        'old': '        if (has_root(op.kind) && op.root >= members) {',
+        'new': '        if (false) {',
+        'bug': 'a broadcast or reduce whose root is not a member is accepted',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV7', 'file': 'src/io/scenario_validate.cpp',
+        'old': '        if (op.scale.history_len == 0) fail(path + ".scale.history_len", "expected a history length of at least 1");',
+        'new': '',
+        'bug': 'a scale update with no amax history is accepted',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV8', 'file': 'src/io/scenario_validate.cpp',
+        'old': '        if (op.reads.empty() || op.reads.size() != op.writes.size()) {',
+        'new': '        if (op.reads.empty()) {',
+        'bug': 'a copy with fewer write ranges than read ranges is accepted',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RV9', 'file': 'src/io/scenario_validate.cpp',
+        'old': '    if (s_.ranks.empty()) fail("ranks", "expected at least one rank");',
+        'new': '',
+        'bug': 'a scenario of no rank is accepted (and every check of it is vacuously clean)',
         'killed_by': 'default',
     },
     {

@@ -103,6 +103,34 @@ std::vector<BadInput> bad_inputs() {
          program.push_back(json{{"kind", "device_synchronize"}});
          program.push_back(program[0]);
        }, "ranks[0].threads[0].program[3].group:", "group 1 was used earlier in this thread"},
+      {"no_ranks", [](json& d) { d = json{{"ranks", json::array()}}; }, "memory: ranks:", "expected at least one rank"},
+      {"comm_without_members", [](json& d) { d["comms"][0]["members"] = json::array(); }, "comms[0].members:",
+       "expected at least one member rank"},
+      {"group_over_two_streams", [](json& d) {
+         d = p2p_program();
+         d["ranks"][0]["streams"] = {"compute", "side"};
+         auto& program = d["ranks"][0]["threads"][0]["program"];
+         program[0]["group"] = 1;
+         program[1]["group"] = 1;
+         program[1]["stream"] = "side";
+       }, "ranks[0].threads[0].program[1].group:", "group 1 mixes streams or communicators"},
+      {"host_wait_for_no_signal", [](json& d) {
+         d["ranks"][0]["flags"] = {"ready"};
+         op(d, 0, 9) = json{{"kind", "host_wait"}, {"flag", "ready"}, {"count", 0}};
+       }, "ranks[0].threads[0].program[9].count:", "expected a signal count of at least 1"},
+      {"copy_without_writes", [](json& d) { op(d, 0, 6)["writes"] = json::array(); }, "ranks[0].threads[0].program[6].writes:",
+       "copy expects as many write ranges as read ranges (at least one), got 1 and 0"},
+      {"scale_update_without_history", [](json& d) { op(d, 0, 7)["scale"]["history_len"] = 0; },
+       "ranks[0].threads[0].program[7].scale.history_len:", "expected a history length of at least 1"},
+      {"root_out_of_range", [](json& d) {
+         op(d, 0, 4)["kind"] = "broadcast";
+         op(d, 0, 4).erase("reduce");
+         op(d, 0, 4)["root"] = 2;
+       }, "ranks[0].threads[0].program[4].root:", "root member 2 out of range (the communicator has 2 members)"},
+      {"check_without_replicas", [](json& d) { d["checks"][0]["replicas"] = json::array(); }, "checks[0].replicas:",
+       "expected at least one replica"},
+      {"check_replicas_of_two_sizes", [](json& d) { d["checks"][0]["replicas"][1]["count"] = 1; }, "checks[0].replicas[1].count:",
+       "expected 2 (every replica has the first one's count), got 1"},
       {"unknown_protocol", [](json& d) { d = protocol_doc(); d["protocol"] = "te-magic"; }, "protocol:",
        "unknown protocol \"te-magic\"; expected one of: te-sync, te-async, current-scaling"},
       {"unknown_knob", [](json& d) { d = protocol_doc(); d["knobs"]["colour"] = "red"; }, "knobs.colour:", "unknown knob"},
