@@ -4,6 +4,8 @@ the source (a detector that drops a check, a search that prunes too much, an ora
 the design under test) that would let a hazard through or a verdict claim too much. For each,
 this applies the edit to a separate work tree, rebuilds it, runs the suite it names, and puts
 the source back. A mutant the suite does not kill is a test that cannot fail where it should.
+What failed is then run again on the restored source: a test that fails without the mutant too
+(one that depends on timing, say) is reported and not counted as a kill.
 
     python3 .ci/mutants/mutation_audit.py               # every mutant (about 40 s each)
     python3 .ci/mutants/mutation_audit.py R1 S4         # some of them
@@ -65,28 +67,34 @@ def failed_pytests(tree, tests):
         ['(pytest failed)'] if run.returncode else [])
 
 
-def killed_by(tree, suite):
+def failed_gtests(tree, program, env, only=None):
+    """Runs a GoogleTest `program` of the build in `tree` (only the tests named in `only`, when
+    given); returns the names of the tests that failed."""
+    args = [program] + (['--gtest_filter=' + ':'.join(only)] if only else [])
+    run = subprocess.run(args, cwd=tree, env=env, capture_output=True, text=True)
+    return sorted(set(re.findall(r'^\[  FAILED  \] (\S+) \(', run.stdout, re.M))) or (
+        [f'({os.path.basename(program)} failed)'] if run.returncode else [])
+
+
+def killed_by(tree, suite, only=None):
     """Runs `suite` ('default', 'long:<gtest filter>' of the property program, 'harness:<test
     files>' of the Python harness, or 'gtest:<program>' of the build); returns the names of what
-    failed (empty: the mutant survived)."""
+    failed (empty: the mutant survived). `only`: the names a first run returned, to run again
+    alone (meson's test programs for 'default', test ids or GoogleTest names for the others)."""
     if suite == 'default':
+        names = [name.split(' / ', 1)[1] for name in only] if only else DEFAULT_SUITE
         run = subprocess.run(['meson', 'test', '-C', 'build', '--no-rebuild', '--num-processes', '2',
-                              '--timeout-multiplier', '0.5', *DEFAULT_SUITE], cwd=tree, capture_output=True, text=True)
+                              '--timeout-multiplier', '0.5', *names], cwd=tree, capture_output=True, text=True)
         return re.findall(r'^\s*\d+/\d+ (\S+ / \S+)\s+(?:FAIL|TIMEOUT|ERROR)', run.stdout, re.M) or (
             ['(meson test failed)'] if run.returncode else [])
     if suite.startswith('harness:'):
-        return failed_pytests(tree, suite.split(':', 1)[1].split())
+        return failed_pytests(tree, only or suite.split(':', 1)[1].split())
     if suite.startswith('gtest:'):
         program = os.path.join(tree, 'build', suite.split(':', 1)[1])
-        run = subprocess.run([program], cwd=tree, env=dict(os.environ, AMAXCHECK_ROOT=tree), capture_output=True, text=True)
-        return sorted(set(re.findall(r'^\[  FAILED  \] (\S+) \(', run.stdout, re.M))) or (
-            [f'({suite} failed)'] if run.returncode else [])
-    filt = suite.split(':', 1)[1]
+        return failed_gtests(tree, program, dict(os.environ, AMAXCHECK_ROOT=tree), only)
     env = dict(os.environ, RC_PARAMS='max_success=2000', AMAXCHECK_LONG='1', AMAXCHECK_ROOT=tree)
-    run = subprocess.run(['build/property_tests/property_tests', '--gtest_filter=' + filt], cwd=tree, env=env,
-                         capture_output=True, text=True)
-    return sorted(set(re.findall(r'^\[  FAILED  \] (\S+) \(', run.stdout, re.M))) or (
-        ['(property_tests failed)'] if run.returncode else [])
+    return failed_gtests(tree, os.path.join(tree, 'build', 'property_tests', 'property_tests'), env,
+                         only or [suite.split(':', 1)[1]])
 
 
 def main():
@@ -136,14 +144,14 @@ def main():
         finally:
             with open(path, 'w') as f:
                 f.write(text)
-        # A harness test that fails without the mutant too (one that depends on timing, say) is
-        # no kill: the tests it names are run again on the restored source (rebuilt first where
-        # the mutant was C++). The C++ suites are not: meson names whole programs.
+        # A test that fails without the mutant too (one that depends on timing, say) is no kill:
+        # what failed is run again on the restored source, rebuilt first where the mutant was C++
+        # (the default suite's whole programs, as meson names them; the other suites' tests).
         flaky = []
-        if m['killed_by'].startswith('harness:') and failed and not failed[0].startswith('('):
+        if failed and not failed[0].startswith('('):
             if not m['file'].endswith('.py'):
                 subprocess.run(['ninja', '-C', 'build'], cwd=args.tree, capture_output=True, check=True)
-            flaky = [t for t in failed_pytests(args.tree, failed) if t in failed]
+            flaky = [t for t in killed_by(args.tree, m['killed_by'], failed) if t in failed]
             failed = [t for t in failed if t not in flaky]
         if flaky:
             print(f"{m['id']:5} not counted, failed without the mutant too: {', '.join(flaky)}", flush=True)
