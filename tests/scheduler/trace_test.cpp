@@ -3,6 +3,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <stdexcept>
 
 #include "util/atomic_file.h"
 #include "trace/reproduce.h"
@@ -314,6 +316,81 @@ TEST(TraceReader, rejects_other_format_versions_truncation_and_garbage) {
   EXPECT_NE(read_error(join_lines(garbage)).find("bad.jsonl:5:3: invalid JSON"), std::string::npos);
   EXPECT_NE(read_error("").find("empty trace"), std::string::npos);
 }
+
+
+/// One malformed trace: `spoil` edits a good trace's lines (parsed; [0] the header, then the
+/// steps, the hazards and the summary last), and the reader must name `where` ("bad.jsonl:LINE:
+/// field 'F': expected ...") and say what it expected.
+struct BadTrace {
+  std::string name;
+  std::function<void(std::vector<nlohmann::ordered_json>&)> spoil;
+  std::string message;
+};
+void PrintTo(const BadTrace& bad, std::ostream* os) { *os << bad.name; }
+
+using Lines = std::vector<nlohmann::ordered_json>;
+nlohmann::ordered_json& first_hazard(Lines& l) {
+  for (auto& line : l) {
+    if (line["type"] == "hazard") return line;
+  }
+  throw std::logic_error("the trace has no hazard line");
+}
+
+std::vector<BadTrace> bad_traces() {
+  return {
+      {"step_out_of_order", [](Lines& l) { l[2]["step"] = 5; },
+       "bad.jsonl:3: field 'step': expected 1 (steps are numbered in order), got 5"},
+      {"step_line_left_out", [](Lines& l) { l.erase(l.begin() + 2); },
+       "bad.jsonl:3: field 'step': expected 1 (steps are numbered in order), got 2"},
+      {"unknown_step_kind", [](Lines& l) { l[1]["kind"] = "launch"; },
+       "bad.jsonl:2: field 'kind': expected one of issue, execute, join, complete, got \"launch\""},
+      {"no_options", [](Lines& l) { l[1]["option_count"] = 0; }, "bad.jsonl:2: field 'option_count': expected at least 1"},
+      {"chosen_past_the_options", [](Lines& l) { l[1]["chosen"] = l[1]["option_count"]; },
+       "bad.jsonl:2: field 'chosen': expected an index below option_count"},
+      {"rank_beyond_32_bits", [](Lines& l) { l[1]["rank"] = std::uint64_t{1} << 33; },
+       "bad.jsonl:2: field 'rank': expected a 32-bit unsigned integer"},
+      {"value_beyond_float_range", [](Lines& l) {
+         for (auto& line : l) {
+           if (line.contains("written")) {
+             line["written"][0]["values"][0] = 1e39;
+             return;
+           }
+         }
+       }, "field 'written[0].values[0]': expected a number within float range"},
+      {"unknown_hazard_kind", [](Lines& l) { first_hazard(l)["kind"] = "bogus"; },
+       "field 'kind': expected a hazard kind (data_race, deadlock, ...), got \"bogus\""},
+      {"unknown_outcome", [](Lines& l) { l.back()["outcome"] = "exploded"; },
+       "field 'outcome': expected finished, stuck, stopped or step_limit, got \"exploded\""},
+      {"header_not_first", [](Lines& l) { std::swap(l[0], l[1]); },
+       "bad.jsonl:1: field 'type': expected \"header\" on the first line, got \"step\""},
+      {"summary_counts_another_step", [](Lines& l) { l.back()["steps"] = l.back()["steps"].get<int>() + 1; },
+       "(the number of step lines)"},
+      {"summary_counts_another_hazard", [](Lines& l) { l.back()["hazards"] = l.back()["hazards"].get<int>() + 1; },
+       "(the number of hazard lines)"},
+      {"unknown_line_type", [](Lines& l) { l.insert(l.begin() + 1, nlohmann::ordered_json{{"type", "comment"}}); },
+       "bad.jsonl:2: field 'type': expected one of header, step, hazard, summary, got \"comment\""},
+      {"step_after_a_hazard", [](Lines& l) { l.insert(l.end() - 1, l[1]); }, "a step line after the hazard lines"},
+      {"line_after_the_summary", [](Lines& l) { l.push_back(l.back()); }, "nothing may follow the summary line"},
+  };
+}
+
+class BadTraceLines : public ::testing::TestWithParam<BadTrace> {};
+
+TEST_P(BadTraceLines, is_an_input_error_naming_the_line_field_and_what_was_expected) {
+  static const std::vector<std::string> good = lines_of(trace_to_jsonl(failing_trace(testing::wait_after_copy(2))));
+  Lines lines;
+  for (const std::string& text : good) lines.push_back(nlohmann::ordered_json::parse(text));
+  GetParam().spoil(lines);
+  std::vector<std::string> texts;
+  for (const auto& line : lines) texts.push_back(line.dump());
+  const std::string error = read_error(join_lines(texts));
+  ASSERT_FALSE(error.empty()) << "accepted a malformed trace";
+  EXPECT_NE(error.find(GetParam().message), std::string::npos) << error;
+  EXPECT_EQ(error.rfind("bad.jsonl:", 0), 0u) << "names the file first: " << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BadTraceLines, ::testing::ValuesIn(bad_traces()),
+                         [](const ::testing::TestParamInfo<BadTrace>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace amaxcheck::sched
