@@ -5,7 +5,7 @@ E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O 
 X the exploration, RV the scenario reader's validation (bad input refused with the field and
 what was expected), VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
 causes), SH a shrink's "same bug", RF the sequential reference of a scenario file,
-T a trace's replay, the determinism check and the trace writer, F the Flight Recorder import's
+T a trace's replay, the determinism check, the trace writer and reader, F the Flight Recorder import's
 matching, FD its reading of a dump's fields, FV its verdict, FS the scenario it converts the
 dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend's oracle: its
 comparison with the simulator and its data check, I the engine's incremental upkeep: which
