@@ -2,7 +2,7 @@
 
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
-X the exploration, RV the scenario reader's validation (bad input refused with the field and
+X the exploration, L the GPU launch's merge of its ranks' reports into one verdict, RV the scenario reader's validation (bad input refused with the field and
 what was expected), VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
 causes), SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay, the determinism check, the trace writer and reader, F the Flight Recorder import's
@@ -457,6 +457,48 @@ MUTANTS = [
         'new': '',
         'bug': 'a scenario of no rank is accepted (and every check of it is vacuously clean)',
         'killed_by': 'default',
+    },
+    {
+        'id': 'L1', 'file': 'harness/amaxharness/launch/collect.py',
+        'old': '        else "incomplete" if missing \\\n',
+        'new': '',
+        'bug': 'a GPU launch with a rank that left no report is merged as clean',
+        'killed_by': 'harness:tests/test_launch.py',
+    },
+    {
+        'id': 'L2', 'file': 'harness/amaxharness/launch/collect.py',
+        'old': '        else "inconclusive" if any(r["verdict"] == "inconclusive" for r in per_rank.values()) \\\n',
+        'new': '',
+        'bug': 'a GPU launch where one rank was inconclusive is merged as clean',
+        'killed_by': 'harness:tests/test_launch.py',
+    },
+    {
+        'id': 'L3', 'file': 'harness/amaxharness/launch/collect.py',
+        'old': '    verdict = "hazard" if hazards or any(r["verdict"] == "hazard" for r in per_rank.values()) \\\n',
+        'new': '    verdict = "hazard" if hazards \\\n',
+        'bug': 'a rank whose verdict is a hazard without hazard entries is merged as clean',
+        'killed_by': 'harness:tests/test_launch.py',
+    },
+    {
+        'id': 'L4', 'file': 'harness/amaxharness/launch/collect.py',
+        'old': '"complete": complete and not missing,',
+        'new': '"complete": complete,',
+        'bug': 'a launch with a missing rank reports complete coverage',
+        'killed_by': 'harness:tests/test_launch.py',
+    },
+    {
+        'id': 'L5', 'file': 'harness/amaxharness/launch/collect.py',
+        'old': '        complete = complete and report.complete\n',
+        'new': '',
+        'bug': "one rank's incomplete coverage is lost at the merge",
+        'killed_by': 'harness:tests/test_launch.py',
+    },
+    {
+        'id': 'L6', 'file': 'harness/amaxharness/launch/collect.py',
+        'old': '        if report.raw.get("process", rank) != rank or report.raw.get("processes", ranks) != ranks:',
+        'new': '        if False:',
+        'bug': "a report written by another process (or another launch) is merged as this rank's",
+        'killed_by': 'harness:tests/test_launch.py',
     },
     {
         'id': 'SH1', 'file': 'sim/shrink/shrink_identity.cpp',

@@ -90,11 +90,11 @@ def test_dry_run_prints_the_command_and_runs_nothing(tmp_path, fake_bin, cli):
     assert fake_bin.calls() == []
 
 
-def write_rank(folder, rank, verdict="no_hazard_found", kinds=(), process=None, processes=None):
+def write_rank(folder, rank, verdict="no_hazard_found", kinds=(), process=None, processes=None, complete=True):
     d = folder / "1" / f"rank.{rank}"
     d.mkdir(parents=True)
     hazards = [{"kind": k, "summary": f"{k} on amax", "participants": []} for k in kinds]
-    report = {"verdict": verdict, "hazards": hazards, "runs": 1, "complete": True,
+    report = {"verdict": verdict, "hazards": hazards, "runs": 1, "complete": complete,
               "strategy": "random", "seed": 1, "trace": None}
     if process is not None:
         report.update(process=process, processes=processes)
@@ -121,6 +121,30 @@ def test_a_report_that_names_another_process_is_not_merged_as_this_ranks(tmp_pat
     assert merged["missing"][0]["rank"] == 1
     assert "process 0 of 2, not 1 of 2" in merged["missing"][0]["why"]
     assert merged["verdict"] == "incomplete"
+
+
+# (verdict, hazard kinds, complete) of each rank that left a report; ranks beyond them left none.
+MERGED_VERDICTS = [
+    pytest.param([("no_hazard_found", (), True)] * 2, "no_hazard_found", True, id="every-rank-clean"),
+    pytest.param([("no_hazard_found", (), True), ("inconclusive", (), False)], "inconclusive", False,
+                 id="one-rank-inconclusive"),
+    pytest.param([("no_hazard_found", (), True), ("hazard", (), True)], "hazard", True,
+                 id="one-rank-hazard-without-entries"),
+    pytest.param([("hazard", ("deadlock",), True)], "hazard", False, id="a-hazard-outranks-a-missing-rank"),
+    pytest.param([("inconclusive", (), False)], "incomplete", False, id="a-missing-rank-outranks-inconclusive"),
+    pytest.param([("no_hazard_found", (), True), ("no_hazard_found", (), False)], "no_hazard_found", False,
+                 id="one-rank-incomplete"),
+]
+
+
+@pytest.mark.parametrize("ranks, verdict, complete", MERGED_VERDICTS)
+def test_the_merged_verdict_is_the_worst_rank_and_never_cleaner_than_one(tmp_path, ranks, verdict, complete):
+    for rank, (rank_verdict, kinds, rank_complete) in enumerate(ranks):
+        write_rank(tmp_path, rank, rank_verdict, kinds, complete=rank_complete)
+    merged = collect.merge(tmp_path, 2)
+    assert merged["verdict"] == verdict
+    assert merged["complete"] is complete
+    assert [m["rank"] for m in merged["missing"]] == list(range(len(ranks), 2))
 
 
 def test_srun_report_files_are_found_too(tmp_path):
