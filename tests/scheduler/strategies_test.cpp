@@ -206,6 +206,19 @@ TEST(Exhaustive, proves_the_fixed_design_clean_with_complete_coverage) {
   EXPECT_EQ(r.runs, r.exhaustive->explored);
 }
 
+/// Two explorations made the same runs and found the same hazards, each first in the same run
+/// and seen in as many.
+void expect_same_runs_and_hazards(const ExploreResult& a, const ExploreResult& b) {
+  EXPECT_EQ(a.runs, b.runs);
+  EXPECT_EQ(a.steps, b.steps);
+  ASSERT_EQ(a.hazards.size(), b.hazards.size());
+  for (std::size_t i = 0; i < a.hazards.size(); ++i) {
+    EXPECT_EQ(a.hazards[i].hazard.key(), b.hazards[i].hazard.key());
+    EXPECT_EQ(a.hazards[i].first_run, b.hazards[i].first_run);
+    EXPECT_EQ(a.hazards[i].runs_seen, b.hazards[i].runs_seen);
+  }
+}
+
 TEST(Explore, results_do_not_depend_on_the_number_of_jobs) {
   const Scenario s = testing::shared_comm_two_threads(3);
   for (bool stop : {true, false}) {
@@ -214,14 +227,7 @@ TEST(Explore, results_do_not_depend_on_the_number_of_jobs) {
     ExploreOptions four = one;
     four.jobs = 4;
     const ExploreResult a = explore(s, one), b = explore(s, four);
-    EXPECT_EQ(a.runs, b.runs);
-    EXPECT_EQ(a.steps, b.steps);
-    ASSERT_EQ(a.hazards.size(), b.hazards.size());
-    for (std::size_t i = 0; i < a.hazards.size(); ++i) {
-      EXPECT_EQ(a.hazards[i].hazard.key(), b.hazards[i].hazard.key());
-      EXPECT_EQ(a.hazards[i].first_run, b.hazards[i].first_run);
-      EXPECT_EQ(a.hazards[i].runs_seen, b.hazards[i].runs_seen);
-    }
+    expect_same_runs_and_hazards(a, b);
     ASSERT_EQ(a.first_failure.has_value(), b.first_failure.has_value());
     if (a.first_failure) {
       EXPECT_EQ(a.first_failure->index, b.first_failure->index);
@@ -300,16 +306,9 @@ TEST(Explore, a_search_runs_on_one_worker_whatever_jobs_asks) {
   const ExploreResult a = explore(s, one), b = explore(s, four);
   ASSERT_TRUE(a.exhaustive.has_value() && b.exhaustive.has_value());
   EXPECT_EQ(a.runs, 81u);
-  EXPECT_EQ(a.runs, b.runs);
-  EXPECT_EQ(a.steps, b.steps);
+  expect_same_runs_and_hazards(a, b);
   EXPECT_EQ(a.exhaustive->explored, b.exhaustive->explored);
   EXPECT_EQ(a.coverage_complete, b.coverage_complete);
-  ASSERT_EQ(a.hazards.size(), b.hazards.size());
-  for (std::size_t i = 0; i < a.hazards.size(); ++i) {
-    EXPECT_EQ(a.hazards[i].hazard.key(), b.hazards[i].hazard.key());
-    EXPECT_EQ(a.hazards[i].first_run, b.hazards[i].first_run);
-    EXPECT_EQ(a.hazards[i].runs_seen, b.hazards[i].runs_seen);
-  }
 }
 
 }  // namespace
