@@ -6,7 +6,8 @@ X the exploration, L the GPU launch's merge of its ranks' reports into one verdi
 what was expected), VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
 causes), SH a shrink's "same bug", RF the sequential reference of a scenario file,
 T a trace's replay, the determinism check, the trace writer and reader, F the Flight Recorder import's
-matching, FD its reading of a dump's fields, FV its verdict, FS the scenario it converts the
+matching, FD its reading of a dump's fields, FP its restricted pickle reader's refusal of a malformed
+pickle, FV its verdict, FS the scenario it converts the
 dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend's oracle: its
 comparison with the simulator and its data check, I the engine's incremental upkeep: which
 lanes a step asks again, where the enabled list is patched, and what a reset starts the next
@@ -499,6 +500,62 @@ MUTANTS = [
         'new': '        if False:',
         'bug': "a report written by another process (or another launch) is merged as this rank's",
         'killed_by': 'harness:tests/test_launch.py',
+    },
+    {
+        'id': 'FP1', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '        if (stack_.empty()) broken(at, "STOP with an empty stack");\n',
+        'new': '',
+        'bug': 'a pickle that stops with nothing on its stack is read (its root read from an empty stack)',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP2', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '    if (stack_.size() <= floor()) broken(at, "stack underflow");\n',
+        'new': '',
+        'bug': 'POP, APPEND and SETITEM take values from below their MARK or an empty stack',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP3', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '    if (marks_.empty()) broken(at, "no MARK before it");\n',
+        'new': '',
+        'bug': 'TUPLE, LIST, DICT, APPENDS, SETITEMS without a MARK read one that is not there',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP4', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '        if (items.size() % 2) broken(at, "DICT with an odd number of items");\n',
+        'new': '',
+        'bug': 'a DICT of an odd number of items is read, a key without its value',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP5', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '        if (items.size() % 2) broken(at, "SETITEMS with an odd number of items");\n',
+        'new': '',
+        'bug': 'SETITEMS of an odd number of items is read, a key without its value',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP6', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '        if (stack_.size() < floor() + n) broken(at, "stack underflow");\n',
+        'new': '',
+        'bug': 'TUPLE1-3 take more values than the stack holds above its MARK',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP7', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '    if (node.kind != kind) broken(at, fmt::format("{} to a {}", op, python_type_name(node.kind)));\n',
+        'new': '',
+        'bug': 'APPEND and SETITEM add to whatever is on the stack, a dict as if a list',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'FP8', 'file': 'src/fr/pickle_reader.cpp',
+        'old': '        if (n < 0) broken(at, "LONG4 with a negative length");\n',
+        'new': '',
+        'bug': 'a LONG4 of negative length is read as a huge one',
+        'killed_by': 'default',
     },
     {
         'id': 'SH1', 'file': 'sim/shrink/shrink_identity.cpp',

@@ -82,6 +82,38 @@ TEST(PickleReader, a_truncated_or_malformed_pickle_is_broken_not_refused) {
   EXPECT_THROW(read_pickle("(S'x'\n."s), BrokenInput);  // protocol 0's text strings are not read
 }
 
+TEST(PickleReader, a_malformed_pickle_says_what_is_wrong_and_at_which_byte) {
+  // Each a protocol 2 pickle ("\x80\x02" first, so the faulty opcode is at byte 2 or later).
+  const std::pair<std::string, std::string> cases[] = {
+      {"\x80\x02."s, "STOP with an empty stack at byte 2"},
+      {"\x80\x02" "0."s, "stack underflow at byte 2"},                          // POP
+      {"\x80\x02N\x86."s, "stack underflow at byte 3"},                         // TUPLE2 of one value
+      {"\x80\x02(N0" "0."s, "stack underflow at byte 5"},                      // POP below the MARK
+      {"\x80\x02t."s, "no MARK before it at byte 2"},                          // TUPLE
+      {"\x80\x02(Nd."s, "DICT with an odd number of items at byte 4"},
+      {"\x80\x02}(Nu."s, "SETITEMS with an odd number of items at byte 5"},
+      {"\x80\x02Na."s, "APPEND with nothing to add to at byte 3"},
+      {"\x80\x02}Na."s, "APPEND to a dict at byte 4"},
+      {"\x80\x02" "2."s, "DUP with an empty stack at byte 2"},
+      {"\x80\x02q\x00."s, "memo put with an empty stack at byte 2"},
+      {"\x80\x02h\x05."s, "memo key 5 not found at byte 2"},
+      {"\x80\x02\x8b\xff\xff\xff\xff."s, "LONG4 with a negative length at byte 2"},
+      {"\x80\x02I1x\n."s, "an INT that is not a decimal number at byte 2"},
+      {"\x80\x02S'a'\n."s, "opcode 'S' of the text protocol 0 (PyTorch writes protocol 2) at byte 2"},
+      {"\x80\x02\xff."s, "unknown opcode 0xff at byte 2"},
+      {"\x80\x02X\x05\x00\x00\x00" "ab."s, "pickle data was truncated"},
+      {"\x80\x02N"s, "pickle data was truncated"},                            // no STOP
+  };
+  for (const auto& [bytes, message] : cases) {
+    try {
+      read_pickle(bytes);
+      ADD_FAILURE() << "accepted: " << message;
+    } catch (const BrokenInput& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
+}
+
 TEST(PickleReader, protocol_1s_decimal_integers_are_read) {
   EXPECT_EQ((*read_pickle("I6000000000\n."s))[0].integer, 6000000000);
   EXPECT_EQ((*read_pickle("L-7L\n."s))[0].integer, -7);
