@@ -175,6 +175,18 @@ TEST(SuiteCli, bad_input_exits_2_naming_the_file_and_the_field) {
       {R"([{"name": "x", "runs": 0, "expect": {"verdict": "no_hazard_found"}}])", "cases[0].runs: expected at least 1 run"},
       {R"([{"name": "x", "strategy": "pct", "depth": 0, "expect": {"verdict": "no_hazard_found"}}])",
        "cases[0].depth: expected a PCT depth of at least 1"},
+      // An expected hazard's description on a clean expectation: the case would pass while
+      // its author meant a hazard.
+      {R"([{"name": "x", "expect": {"verdict": "no_hazard_found", "kinds": ["data_race"]}}])",
+       "cases[0].expect: kinds, subject and ops describe an expected hazard; they need \"verdict\": \"hazard\""},
+      {R"([{"name": "x", "expect": {"verdict": "hazard", "kinds": []}}])", "cases[0].expect.kinds: expected at least one hazard kind"},
+      {R"([{"name": "x", "time_budget_s": 0, "expect": {"verdict": "no_hazard_found"}}])",
+       "cases[0].time_budget_s: expected seconds > 0"},
+      {R"([{"name": "", "expect": {"verdict": "no_hazard_found"}}])", "cases[0].name: expected a non-empty name"},
+      {R"([{"name": "x", "scenario": "te-async", "expect": {"verdict": "no_hazard_found"}}])",
+       "cases[0].scenario: expected a protocol and its knobs"},
+      {R"([{"name": "x", "scenario": {"protocol": "te-async"}, "scenario_file": "a.json", "expect": {"verdict": "no_hazard_found"}}])",
+       "cases[0]: a case has either \"scenario\" or \"scenario_file\", not both"},
   };
   for (std::size_t i = 0; i < bad.size(); ++i) {
     const std::string path = suite_file("bad" + std::to_string(i), bad[i].cases);
@@ -188,6 +200,11 @@ TEST(SuiteCli, bad_input_exits_2_naming_the_file_and_the_field) {
   const Ran t = amaxcheck({"suite", typo});
   EXPECT_EQ(t.code, exit_bad_input);
   EXPECT_NE(t.err.find(typo + ": defaults.stratgy: unknown field"), std::string::npos) << t.err;
+  const std::string named = temp_path("suite_defaults_name.json");
+  std::ofstream(named) << R"({"suite": "x", "defaults": {"name": "y"}, "cases": [{"name": "x", "expect": {"verdict": "no_hazard_found"}}]})";
+  const Ran n = amaxcheck({"suite", named});
+  EXPECT_EQ(n.code, exit_bad_input);
+  EXPECT_NE(n.err.find(named + ": defaults: defaults may not set a case's name or scenario_file"), std::string::npos) << n.err;
   const std::string syntax = temp_path("suite_syntax.json");
   std::ofstream(syntax) << "{\"suite\": \"x\",\n  \"cases\": [}";
   const Ran r = amaxcheck({"suite", syntax});
