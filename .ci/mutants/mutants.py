@@ -8,7 +8,7 @@ causes), SH a shrink's "same bug", RF the sequential reference of a scenario fil
 T a trace's replay, the determinism check, the trace writer and reader, F the Flight Recorder import's
 matching, FD its reading of a dump's fields, FP its restricted pickle reader's refusal of a malformed
 pickle, FV its verdict, FS the scenario it converts the
-dumps to, P PCT's priorities, SU a suite file's expectations, G the GPU backend's oracle: its
+dumps to, P PCT's priorities, SU a suite file's expectations and its refusals, G the GPU backend's oracle: its
 comparison with the simulator and its data check, I the engine's incremental upkeep: which
 lanes a step asks again, where the enabled list is patched, and what a reset starts the next
 run from, CM the cost model, TS the timed strategy: design-space figures, not verdicts, SW the
