@@ -2,20 +2,20 @@
 
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
 E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
-X the exploration, L the GPU launch's merge of its ranks' reports into one verdict, RV the scenario reader's validation (bad input refused with the field and
-what was expected), VR the verdict as the CLI reports it (exit code, proof and sample lines, cut-short
-causes), SH a shrink's "same bug", RF the sequential reference of a scenario file,
-T a trace's replay, the determinism check, the trace writer and reader, F the Flight Recorder import's
-matching, FD its reading of a dump's fields, FP its restricted pickle reader's refusal of a malformed
-pickle, FV its verdict, FS the scenario it converts the
-dumps to, P PCT's priorities, SU a suite file's expectations and its refusals, G the GPU backend's oracle: its
-comparison with the simulator and its data check, I the engine's incremental upkeep: which
-lanes a step asks again, where the enabled list is patched, and what a reset starts the next
-run from, CM the cost model, TS the timed strategy: design-space figures, not verdicts, SW the
-harness's sweep: its rows' verdicts and its exit code, D the exhaustive search's dependence: the
-objects each step records touching (Step::touches), the conflict test on them and the
-happens-before built from them (path_clocks), from which the search decides which orders it
-must try).
+X the exploration, L the GPU launch's merge of its ranks' reports into one verdict, RV the
+scenario reader's validation (bad input refused with the field and what was expected), VR the
+verdict as the CLI reports it (exit code, proof and sample lines, cut-short causes), SH a
+shrink's "same bug", RF the sequential reference of a scenario file, T a trace's replay, the
+determinism check, the trace writer and reader, F the Flight Recorder import's matching, FD its
+reading of a dump's fields, FP its restricted pickle reader's refusal of a malformed pickle, FV
+its verdict, FS the scenario it converts the dumps to, P PCT's priorities, SU a suite file's
+expectations and its refusals, G the GPU backend's oracle: its comparison with the simulator
+and its data check, I the engine's incremental upkeep: which lanes a step asks again, where the
+enabled list is patched, and what a reset starts the next run from, CM the cost model, TS the
+timed strategy: design-space figures, not verdicts, SW the harness's sweep: its rows' verdicts
+and its exit code, D the exhaustive search's dependence: the objects each step records touching
+(Step::touches), the conflict test on them and the happens-before built from them
+(path_clocks), from which the search decides which orders it must try).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
