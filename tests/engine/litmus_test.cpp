@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <set>
+#include <string>
 
 #include "engine/litmus.h"
 #include "model/builder.h"
@@ -168,6 +169,59 @@ TEST(Litmus, a_host_synchronization_orders_the_writes_before_it_and_after_it_on_
 TEST(Litmus, without_the_host_synchronization_the_writes_race) {
   explore_all(write_sync_write(std::nullopt),
               [&](const litmus::Outcome& o) { EXPECT_TRUE(has(o.hazards, HazardKind::data_race)); });
+}
+
+/// A synchronization orders what it waited for, not whatever else had run by the time it
+/// returned. In each case below stream b's write of x and stream a's read of it race, and some
+/// interleaving runs the racing op before the synchronization returns: a happens-before that
+/// took the synchronization's moment (the stream's clock then, the thread's clock then) for
+/// what it waited for would hide the race there.
+/// - launched_before_a_stream_sync: the read is launched before the thread synchronizes on
+///   the writer's stream, and may run after: it carries the thread's clock from its launch;
+/// - stream_sync_of_another_stream: the thread synchronizes on stream a only, so an op it
+///   launches after is not ordered after stream b's write, even when b had run it;
+/// - work_behind_the_synchronized_record: the write is queued behind the event's record, so an
+///   event synchronize returns without waiting for it, even when it had run;
+/// - work_behind_the_waited_record: likewise for another stream's wait on the event.
+Scenario synchronization_that_does_not_cover_the_write(const std::string& name) {
+  TwoStreams s;
+  const BufferId y = s.b.buffer(s.r, "y", 1);
+  const StreamId a = s.a, b = s.b_stream;
+  const auto write_x = [&](StreamId on) { s.op(ScenarioBuilder::fill(on, {s.x, 0, 1}, {1.0f}, "write_x")); };
+  const auto read_x = [&](StreamId on) { s.op(ScenarioBuilder::copy(on, {s.x, 0, 1}, {y, 0, 1}, "read_x")); };
+  if (name == "launched_before_a_stream_sync") {
+    write_x(b);
+    read_x(a);
+    s.op(ScenarioBuilder::host(OpKind::stream_synchronize, b));
+  } else if (name == "stream_sync_of_another_stream") {
+    write_x(b);
+    s.op(ScenarioBuilder::fill(a, {y, 0, 1}, {2.0f}, "write_y"));
+    s.op(ScenarioBuilder::host(OpKind::stream_synchronize, a));
+    read_x(a);
+  } else if (name == "work_behind_the_synchronized_record") {
+    s.op(ScenarioBuilder::record(b, s.e));
+    write_x(b);
+    s.op(ScenarioBuilder::host(OpKind::event_synchronize, s.e));
+    read_x(a);
+  } else if (name == "work_behind_the_waited_record") {
+    s.op(ScenarioBuilder::record(b, s.e));
+    write_x(b);
+    s.op(ScenarioBuilder::wait(a, s.e));
+    read_x(a);
+  } else {
+    ADD_FAILURE() << "no case " << name;
+  }
+  return s.b.build();
+}
+
+TEST(Litmus, a_synchronization_orders_only_the_work_it_waited_for) {
+  for (const char* name : {"launched_before_a_stream_sync", "stream_sync_of_another_stream",
+                           "work_behind_the_synchronized_record", "work_behind_the_waited_record"}) {
+    const std::size_t runs = explore_all(synchronization_that_does_not_cover_the_write(name), [&](const litmus::Outcome& o) {
+      EXPECT_TRUE(has(o.hazards, HazardKind::data_race)) << name << "\n" << litmus::describe(o.hazards);
+    });
+    EXPECT_GT(runs, 1u) << name;
+  }
 }
 
 /// A wait issued before the event was ever recorded waits for nothing (CUDA semantics).
