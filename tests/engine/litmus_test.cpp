@@ -190,6 +190,9 @@ Scenario synchronization_that_does_not_cover_the_write(const std::string& name) 
   const auto write_x = [&](StreamId on) { s.op(ScenarioBuilder::fill(on, {s.x, 0, 1}, {1.0f}, "write_x")); };
   const auto read_x = [&](StreamId on) { s.op(ScenarioBuilder::copy(on, {s.x, 0, 1}, {y, 0, 1}, "read_x")); };
   if (name == "launched_before_a_stream_sync") {
+    // A first synchronization, so that the read is launched with a clock version of its own
+    // (the initial one is every stream's already) and a stream that ran it takes a version.
+    s.op(ScenarioBuilder::host(OpKind::device_synchronize));
     write_x(b);
     read_x(a);
     s.op(ScenarioBuilder::host(OpKind::stream_synchronize, b));
