@@ -94,6 +94,24 @@ TEST(ReferenceModel, skipping_on_one_rank_only_leaves_the_group_undefined) {
   EXPECT_FALSE(ref.at(1, Direction::backward, 1).defined);
 }
 
+/// Rank 0 skips module 0 and rank 1 module 1: each registers one module, so their reductions
+/// match and the reference defines both ranks' values, which differ (a skipped module keeps its
+/// scale). No expected value holds for the pair: one taken from the first holder's reference
+/// would report rank 1, which is right, as a value mismatch. What breaks is their agreement.
+TEST(ReferenceModel, holders_whose_references_differ_get_no_expected_value_and_only_their_divergence_is_reported) {
+  const auto knobs = knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"modules", "2"}, {"skip", "0:0"}, {"skip", "1:1"}});
+  const ReferenceResult ref = run_reference_model(knobs);
+  for (std::uint32_t m = 0; m < 2; ++m) {
+    ASSERT_TRUE(ref.at(0, Direction::forward, m).defined && ref.at(1, Direction::forward, m).defined) << m;
+    ASSERT_NE(ref.at(0, Direction::forward, m).scale, ref.at(1, Direction::forward, m).scale) << m;
+  }
+  const auto run = testing::run_protocol(knobs);
+  ASSERT_FALSE(run.scenario.checks.empty());
+  for (const ReplicaCheck& check : run.scenario.checks) EXPECT_TRUE(check.expected.empty()) << check.tensor;
+  EXPECT_TRUE(run.has(HazardKind::replica_divergence)) << run.describe();
+  EXPECT_FALSE(run.has(HazardKind::value_mismatch)) << run.describe();
+}
+
 TEST(ReferenceModel, current_scaling_uses_each_quantizations_own_amax) {
   const auto knobs = knobs_of(ProtocolName::current_scaling,
                               {{"tp", "2"}, {"dp", "1"}, {"modules", "1"}, {"fwd-tensors", "1"}, {"microbatches", "1"},
