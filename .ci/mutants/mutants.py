@@ -15,7 +15,9 @@ enabled list is patched, and what a reset starts the next run from, CM the cost 
 timed strategy: design-space figures, not verdicts, SW the harness's sweep: its rows' verdicts
 and its exit code, D the exhaustive search's dependence: the objects each step records touching
 (Step::touches), the conflict test on them and the happens-before built from them
-(path_clocks), from which the search decides which orders it must try).
+(path_clocks), from which the search decides which orders it must try), H the engine's
+happens-before: the clock a launch, a synchronization or a collective hands the ops after it,
+and the vector clocks that hold them (an order taken too generously hides a race).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -142,6 +144,20 @@ MUTANTS = [
         'old': 'const long at = i == 0 || all_agree ? first_at : first_difference(check.expected, values[i]);',
         'new': 'const long at = first_at;',
         'bug': "every replica's value mismatch is judged on replica 0's values",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'V6', 'file': 'src/detectors/value_detector.cpp',
+        'old': '    for (std::size_t c = 1; c < classes.size(); ++c) {',
+        'new': '    for (std::size_t c = 2; c < classes.size(); ++c) {',
+        'bug': "replicas split between two values are not reported as diverging (only a third value is)",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'V7', 'file': 'src/detectors/value_detector.cpp',
+        'old': '    if (all_agree && first_at < 0) continue;',
+        'new': '    if (first_at < 0) continue;',
+        'bug': "when the first replica holds the reference's value the others are not compared with it: a wrong replica is reported as diverging, never as wrong",
         'killed_by': 'default',
     },
     {
@@ -366,6 +382,139 @@ MUTANTS = [
         'old': '  const unsigned jobs = entry.runs == RunOrder::independent ? std::max(1U, options.jobs) : 1U;',
         'new': '  const unsigned jobs = std::max(1U, options.jobs);',
         'bug': 'the exhaustive search runs on several workers, each its own search, as if its runs were independent',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H1', 'file': 'src/engine/engine_apply.cpp',
+        'old': '      stream.clock.join(thread.versions[q.issue_version]);',
+        'new': '      stream.clock.join(thread.versions[thread.version]);',
+        'bug': "a device op is ordered after what its thread did after launching it (a host wait or synchronize that followed the launch): its race with work that only the thread was ordered after goes unreported",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H2', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        VectorClock access = all;',
+        'new': '        VectorClock access = stream.clock;',
+        'bug': "a grouped send's or recv's access takes its stream's clock, which joined the pairs of its group that completed before it and their peers' pasts: its race with what those peers did goes unreported",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H3', 'file': 'src/engine/engine_apply.cpp',
+        'old': '        thread.clock.join(rank.streams[op.stream].clock);',
+        'new': '        for (const StreamState& s : rank.streams) thread.clock.join(s.clock);',
+        'bug': "a stream synchronize orders its thread after every stream of its rank, not only the one it drained: a race with another stream's running work goes unreported",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H4', 'file': 'src/engine/engine_apply.cpp',
+        'old': '          thread.clock.join(rec->clock);',
+        'new': '          thread.clock.join(rank.streams[rec->stream].clock);',
+        'bug': "an event synchronize orders its thread after all the record's stream ran so far, work queued behind the record included",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H5', 'file': 'src/engine/engine_apply.cpp',
+        'old': 'if (q.record && mutant() != Mutant::ignore_event_waits) stream.clock.join(q.record->clock);',
+        'new': 'if (q.record && mutant() != Mutant::ignore_event_waits) stream.clock.join(rank.streams[q.record->stream].clock);',
+        'bug': "a stream's wait on an event orders it after all the record's stream ran so far, work queued behind the record included",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H6', 'file': 'src/engine/vector_clock.h',
+        'old': 'bool covers(ActorId actor, Epoch epoch) const { return epoch <= (*this)[actor]; }',
+        'new': 'bool covers(ActorId actor, Epoch epoch) const { return epoch <= (*this)[actor] + 1; }',
+        'bug': "an access counts as ordered before a clock one epoch behind it: a race with the op just after the last one synchronized with goes unreported",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H7', 'file': 'src/engine/vector_clock.cpp',
+        'old': 'raise_to(result.small_, c->small_, c->size_);',
+        'new': 'raise_to(result.small_, c->small_, 4);',
+        'bug': "a small collective's completion clock joins its members' first four actors only: what came before the collective on the others is unordered with what follows it",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H8', 'file': 'src/engine/vector_clock.cpp',
+        'old': 'if (base_ == other.base_ || other.base_->zero || descends(base_, other.base_.get())) {',
+        'new': 'if (base_ == other.base_ || other.base_->zero || descends(other.base_, base_.get())) {',
+        'bug': "a join of clocks over more than 16 actors keeps its own base where the other's dominates it: the other base's epochs are lost",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H9', 'file': 'src/engine/vector_clock.cpp',
+        'old': '    if (other.lock() == b) {',
+        'new': '    if (other.lock() != nullptr) {',
+        'bug': "a dense join of two bases is found again for any other base the first met: a wide clock takes another join's value",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H10', 'file': 'src/engine/vector_clock.cpp',
+        'old': '    for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);',
+        'new': '    if (c == first) for (const Entry& e : c->delta_) joined->ticks[e.first] = std::max(joined->ticks[e.first], e.second);',
+        'bug': "a wide collective's completion clock leaves out what its members but the first did since their last shared base",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'H11', 'file': 'src/engine/vector_clock.cpp',
+        'old': '  for (const Entry& e : delta_) next->ticks[e.first] = e.second;',
+        'new': '',
+        'bug': "compacting a wide clock drops the epochs its delta held",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O6', 'file': 'src/protocols/build_protocol.cpp',
+        'old': '          if (agree) check.expected = quantity_of(ref.at(holders.front(), dir, m), q);',
+        'new': '          if (agree && false) check.expected = quantity_of(ref.at(holders.front(), dir, m), q);',
+        'bug': "a protocol's checks carry no expected values: replicas that agree on a wrong amax or scale pass",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O7', 'file': 'src/protocols/build_protocol.cpp',
+        'old': '  for (RankId r : holders) {\n    const Rank& rank = scenario.ranks[r];',
+        'new': '  for (RankId r : {holders.front()}) {\n    const Rank& rank = scenario.ranks[r];',
+        'bug': "each tensor is checked on its first holder only: replicas that diverge from it pass",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O8', 'file': 'src/protocols/sharing.cpp',
+        'old': '  return SharingRule{{Dim::tp, Dim::cp}, {Dim::dp}};',
+        'new': '  return SharingRule{{Dim::tp, Dim::cp}, {}};',
+        'bug': "delayed scaling's DP replicas are not held to agree: each DP rank is checked alone, against a reference reduced over its TP and CP peers",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O9', 'file': 'src/protocols/reference_model.cpp',
+        'old': 'peers[m] = peers_of(group, [&](RankId q) { return module_registers_in(knobs, dir, q, iter, m); });',
+        'new': 'peers[m] = peers_of(group, [&](RankId) { return true; });',
+        'bug': "delayed scaling's reference reduces over every rank sharing a tensor, those that did not register it in this autocast (a skipped or evaluated module) too",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O10', 'file': 'src/protocols/reference_model.cpp',
+        'old': '    for (std::uint32_t call = 0; call < calls; ++call) {',
+        'new': '    for (std::uint32_t call = 0; call < 1; ++call) {',
+        'bug': "the reference takes a repeated module's amax from its first call only",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O11', 'file': 'src/protocols/reference_model.cpp',
+        'old': '  for (float& v : cast.values) v = round_to_fp8(v * state.scale[0], format_of(dir));',
+        'new': '  for (float& v : cast.values) v = round_to_fp8(v, format_of(dir));',
+        'bug': "the reference's sequence-parallel cast ignores the scale: the gathered FP8 tensor's expected bytes are unscaled",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O12', 'file': 'src/protocols/build_protocol.cpp',
+        'old': '            agree = agree && mine.defined && quantity_of(mine, q) == quantity_of(first, q);',
+        'new': '            agree = agree && mine.defined;',
+        'bug': "a tensor's expected value is its first holder's reference even where another holder's reference differs (it legitimately lags): a clean lag is reported as a value mismatch",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O13', 'file': 'src/protocols/layout.cpp',
+        'old': '      for (Dim dim : {Dim::tp, Dim::cp, Dim::dp, Dim::pp}) {',
+        'new': '      for (Dim dim : {Dim::tp, Dim::cp, Dim::dp}) {',
+        'bug': "groups span pipeline stages: one stage's tensors are held to agree with another stage's",
         'killed_by': 'default',
     },
     {
