@@ -58,7 +58,7 @@ Op gen_race_op(BufferId a, BufferId b, ThreadId thread) {
   const StreamId stream = uniform<StreamId>(0, kStreams);
   const EventId event = uniform<EventId>(0, 2);
   const BufferId buffer = *rc::gen::element(a, b);
-  switch (*rc::gen::weightedElement<int>({{4, 0}, {4, 1}, {3, 2}, {2, 3}, {2, 4}, {1, 5}, {1, 6}, {1, 7}})) {
+  switch (*rc::gen::weightedElement<int>({{4, 0}, {4, 1}, {3, 2}, {2, 3}, {2, 4}, {1, 5}, {1, 6}, {1, 7}, {1, 8}})) {
     case 0: {
       const Range to = gen_range(buffer);
       return ScenarioBuilder::fill(stream, to, std::vector<float>(to.count, 1.0f));
@@ -80,6 +80,7 @@ Op gen_race_op(BufferId a, BufferId b, ThreadId thread) {
     case 4: return ScenarioBuilder::wait(stream, event);
     case 5: return ScenarioBuilder::host(OpKind::stream_synchronize, stream);
     case 6: return ScenarioBuilder::host(OpKind::event_synchronize, event);
+    case 8: return ScenarioBuilder::host(OpKind::device_synchronize);
     case 7:
     default: {
       if (thread == 0) return ScenarioBuilder::host(OpKind::host_signal, 0);
@@ -159,7 +160,8 @@ class NaiveRaceOracle final : public Observer {
 /// - an event record names the event's latest record from then on (the rank's, whichever thread
 ///   issued it); a stream wait runs after the record that was latest when the wait was issued,
 ///   and an event synchronize returns after the one that was latest when it was called;
-/// - a stream synchronize returns after every op queued on that stream before it was called;
+/// - a stream synchronize returns after every op queued on that stream before it was called, a
+///   device synchronize after every op queued on any stream of the rank;
 /// - a host wait for `count` signals returns after the first `count` signals of its flag.
 class StepHappensBefore {
  public:
@@ -181,6 +183,11 @@ class StepHappensBefore {
       switch (op.kind) {
         case OpKind::stream_synchronize:
           for (const std::uint32_t queued : queued_on_[op.stream]) preds.push_back(executed_.at(queued));
+          break;
+        case OpKind::device_synchronize:
+          for (const auto& [stream, queued_ops] : queued_on_) {
+            for (const std::uint32_t queued : queued_ops) preds.push_back(executed_.at(queued));
+          }
           break;
         case OpKind::event_synchronize:
           if (const auto record = latest_record_.find(op.event); record != latest_record_.end()) preds.push_back(executed_.at(record->second));
