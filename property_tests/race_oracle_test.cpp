@@ -14,8 +14,9 @@
 // Both the detector and that oracle read the engine's vector clocks, so a clock that orders too
 // much (a synchronization taken for more than it waited for) would hide a race from both. The
 // clocks are checked in turn against a happens-before worked out from the run's steps alone
-// (StepHappensBefore): CUDA's rules for each op these programs use, as edges between steps, and
-// the racing pairs it leaves unordered must be the oracle's.
+// (StepHappensBefore): CUDA's and NCCL's rules for each op these programs use, as edges between
+// steps, on two ranks with all-reduces between them, and the racing pairs it leaves unordered
+// must be the oracle's.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -24,7 +25,9 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -91,23 +94,51 @@ Op gen_race_op(BufferId a, BufferId b, ThreadId thread) {
   }
 }
 
-/// One rank, three streams, two buffers of four floats, one or two threads of up to ten ops.
+/// One rank of the race programs: three streams, two buffers of four floats, one or two threads
+/// of up to ten ops; with `comm`, thread 0 also issues `all_reduces` all-reduces over it, each on
+/// a random stream between two ranges of two floats, at random places in its program.
+void add_race_rank(ScenarioBuilder& builder, RankId r, std::optional<CommId> comm, int all_reduces) {
+  for (StreamId k = 0; k < kStreams; ++k) builder.stream(r, fmt::format("s{}", k));
+  builder.event(r, "e0");
+  builder.event(r, "e1");
+  builder.flag(r, "f0");
+  const BufferId a = builder.buffer(r, "a", kBufferSize), b = builder.buffer(r, "b", kBufferSize);
+  const int threads = uniform(1, 3);
+  for (int t = 0; t < threads; ++t) {
+    const ThreadId thread = builder.thread(r, fmt::format("t{}", t));
+    std::vector<Op> ops;
+    for (int i = uniform(1, 11); i > 0; --i) ops.push_back(gen_race_op(a, b, thread));
+    for (int i = 0; comm && t == 0 && i < all_reduces; ++i) {
+      const Range in{*rc::gen::element(a, b), uniform<std::uint32_t>(0, kBufferSize - 1), 2};
+      const Range out{*rc::gen::element(a, b), uniform<std::uint32_t>(0, kBufferSize - 1), 2};
+      const auto at = ops.begin() + uniform<std::ptrdiff_t>(0, static_cast<std::ptrdiff_t>(ops.size()) + 1);
+      ops.insert(at, ScenarioBuilder::all_reduce(uniform<StreamId>(0, kStreams), *comm, in, out));
+    }
+    for (Op& op : ops) builder.op(r, thread, std::move(op));
+  }
+  if (threads == 2) builder.op(r, 0, ScenarioBuilder::host(OpKind::host_signal, 0));
+}
+
+/// One rank's race program.
 rc::Gen<Scenario> race_program() {
   return rc::gen::exec([] {
     ScenarioBuilder builder("race oracle");
-    const RankId r = builder.rank();
-    for (StreamId k = 0; k < kStreams; ++k) builder.stream(r, fmt::format("s{}", k));
-    builder.event(r, "e0");
-    builder.event(r, "e1");
-    builder.flag(r, "f0");
-    const BufferId a = builder.buffer(r, "a", kBufferSize), b = builder.buffer(r, "b", kBufferSize);
-    const int threads = uniform(1, 3);
-    for (int t = 0; t < threads; ++t) {
-      const ThreadId thread = builder.thread(r, fmt::format("t{}", t));
-      const int ops = uniform(1, 11);
-      for (int i = 0; i < ops; ++i) builder.op(r, thread, gen_race_op(a, b, thread));
-    }
-    if (threads == 2) builder.op(r, 0, ScenarioBuilder::host(OpKind::host_signal, 0));
+    add_race_rank(builder, builder.rank(), std::nullopt, 0);
+    return builder.build();
+  });
+}
+
+/// Two ranks' race programs, with up to three all-reduces over both (the same number on each, so
+/// that they match; a run may still hang, one rank's all-reduce queued behind what waits for the
+/// other's next).
+rc::Gen<Scenario> race_program_over_two_ranks() {
+  return rc::gen::exec([] {
+    ScenarioBuilder builder("race oracle, two ranks");
+    const RankId r0 = builder.rank(), r1 = builder.rank();
+    const CommId world = builder.comm("world", {r0, r1});
+    const int all_reduces = uniform(0, 4);
+    add_race_rank(builder, r0, world, all_reduces);
+    add_race_rank(builder, r1, world, all_reduces);
     return builder.build();
   });
 }
@@ -153,70 +184,49 @@ class NaiveRaceOracle final : public Observer {
 };
 
 /// The racing pairs of a run worked out from its steps, without the engine's clocks: each step
-/// is ordered after the steps CUDA's rules put before it, and two accesses race when no chain of
-/// such orders joins them. The rules, for the ops race_program() makes:
-/// - a thread issues its ops in program order, and a device op runs after its issue;
-/// - a stream runs its ops in the order they were queued;
+/// is ordered after the steps CUDA's and NCCL's rules put before it, and two accesses to one
+/// rank's buffers race when no chain of such orders joins them. The rules, for the ops the race
+/// programs use:
+/// - a thread issues its ops in program order, and a device op starts after its issue;
+/// - a stream starts an op after the one queued before it finished (a collective finishes at its
+///   completion);
 /// - an event record names the event's latest record from then on (the rank's, whichever thread
 ///   issued it); a stream wait runs after the record that was latest when the wait was issued,
 ///   and an event synchronize returns after the one that was latest when it was called;
-/// - a stream synchronize returns after every op queued on that stream before it was called, a
-///   device synchronize after every op queued on any stream of the rank;
-/// - a host wait for `count` signals returns after the first `count` signals of its flag.
+/// - a stream synchronize returns after every op queued on that stream before it was called
+///   finished, a device synchronize after every op queued on any stream of the rank;
+/// - a host wait for `count` signals returns after the first `count` signals of its flag;
+/// - a collective's member joins after the rank's previous collective on the communicator
+///   completed (NCCL runs one communicator's operations in order), and the collective completes
+///   after every member joined. Its accesses are its members' joins' (the engine's convention:
+///   nothing is ordered after a join but through its completion).
 class StepHappensBefore {
  public:
   using Pairs = std::set<std::pair<std::uint32_t, std::uint32_t>>;
 
   explicit StepHappensBefore(const Scenario& scenario) : scenario_(scenario) {
-    for_each_op(scenario, [&](std::uint32_t n, const OpRef& ref, const Op&) { number_of_[{ref.thread, ref.index}] = n; });
+    for_each_op(scenario, [&](std::uint32_t n, const OpRef& ref, const Op& op) {
+      number_of_[key(ref)] = n;
+      if (ops_.size() <= n) ops_.resize(n + 1);
+      ops_[n] = &op;
+    });
   }
 
   void applied(const Step& step) {
     const std::size_t k = before_.size();
-    const OpRef& ref = step.op;
-    const Op& op = scenario_.ranks[ref.rank].threads[ref.thread].program[ref.index];
-    const std::uint32_t number = number_of_.at({ref.thread, ref.index});
     std::vector<std::size_t> preds;
-    if (step.action.kind == ActionKind::issue) {
-      if (const auto last = last_issue_.find(ref.thread); last != last_issue_.end()) preds.push_back(last->second);
-      last_issue_[ref.thread] = k;
-      switch (op.kind) {
-        case OpKind::stream_synchronize:
-          for (const std::uint32_t queued : queued_on_[op.stream]) preds.push_back(executed_.at(queued));
-          break;
-        case OpKind::device_synchronize:
-          for (const auto& [stream, queued_ops] : queued_on_) {
-            for (const std::uint32_t queued : queued_ops) preds.push_back(executed_.at(queued));
-          }
-          break;
-        case OpKind::event_synchronize:
-          if (const auto record = latest_record_.find(op.event); record != latest_record_.end()) preds.push_back(executed_.at(record->second));
-          break;
-        case OpKind::host_signal: signals_[op.flag].push_back(k); break;
-        case OpKind::host_wait:
-          for (std::uint32_t i = 0; i < op.count; ++i) preds.push_back(signals_.at(op.flag).at(i));
-          break;
-        case OpKind::event_record:
-        case OpKind::stream_wait_event:
-        case OpKind::fill:
-        case OpKind::copy:
-        case OpKind::local_amax:
-          issued_[number] = k;
-          queued_on_[op.stream].push_back(number);
-          if (op.kind == OpKind::event_record) latest_record_[op.event] = number;
-          if (op.kind == OpKind::stream_wait_event && latest_record_.contains(op.event)) waits_for_[number] = latest_record_[op.event];
-          break;
-        default: RC_FAIL(fmt::format("StepHappensBefore has no rule for {}", to_string(op.kind)));
-      }
+    if (step.action.kind == ActionKind::complete) {
+      complete(step, k, preds);
     } else {
-      RC_ASSERT(step.action.kind == ActionKind::execute);
-      preds.push_back(issued_.at(number));
-      if (const auto last = last_run_on_.find(op.stream); last != last_run_on_.end()) preds.push_back(last->second);
-      last_run_on_[op.stream] = k;
-      if (const auto record = waits_for_.find(number); record != waits_for_.end()) preds.push_back(executed_.at(record->second));
-      executed_[number] = k;
-      for (const Range& range : op.reads) accesses_.push_back({range, false, k, number});
-      for (const Range& range : op.writes) accesses_.push_back({range, true, k, number});
+      const OpRef& ref = step.op;
+      const RankId r = ref.rank;
+      const std::uint32_t number = number_of_.at(key(ref));
+      const Op& op = *ops_.at(number);
+      if (step.action.kind == ActionKind::issue) {
+        issue(r, ref.thread, op, number, k, preds);
+      } else {
+        start(r, op, number, k, preds);
+      }
     }
     // Everything before a predecessor, and the predecessor itself, is before this step.
     std::vector<bool> before(k, false);
@@ -227,15 +237,15 @@ class StepHappensBefore {
     before_.push_back(std::move(before));
   }
 
-  /// Every pair of ops (earlier, later) whose accesses share an element, one a write, with no
-  /// order between them (one rank: every access is to its buffers).
+  /// Every pair of ops (earlier, later) whose accesses to one rank's buffers share an element,
+  /// one a write, with no order between them.
   Pairs racing_pairs() const {
     Pairs pairs;
     for (std::size_t j = 0; j < accesses_.size(); ++j) {
       for (std::size_t i = 0; i < j; ++i) {
         const Access& x = accesses_[i];
         const Access& y = accesses_[j];
-        if (x.op == y.op || !(x.write || y.write) || !share_an_element(x.range, y.range)) continue;
+        if (x.rank != y.rank || x.op == y.op || !(x.write || y.write) || !share_an_element(x.range, y.range)) continue;
         if (!before_[y.step][x.step]) pairs.insert({x.op, y.op});
       }
     }
@@ -243,22 +253,95 @@ class StepHappensBefore {
   }
 
  private:
+  template <typename Id>
+  using PerRank = std::map<std::pair<RankId, Id>, std::vector<std::uint32_t>>;
+
+  void issue(RankId r, ThreadId thread, const Op& op, std::uint32_t number, std::size_t k, std::vector<std::size_t>& preds) {
+    if (const auto last = last_issue_.find({r, thread}); last != last_issue_.end()) preds.push_back(last->second);
+    last_issue_[{r, thread}] = k;
+    switch (op.kind) {
+      case OpKind::stream_synchronize:
+        for (const std::uint32_t queued : queued_on_[{r, op.stream}]) preds.push_back(finished_.at(queued));
+        break;
+      case OpKind::device_synchronize:
+        for (StreamId stream = 0; stream < scenario_.ranks[r].streams.size(); ++stream) {
+          for (const std::uint32_t queued : queued_on_[{r, stream}]) preds.push_back(finished_.at(queued));
+        }
+        break;
+      case OpKind::event_synchronize:
+        if (const auto record = latest_record_.find({r, op.event}); record != latest_record_.end()) preds.push_back(finished_.at(record->second));
+        break;
+      case OpKind::host_signal: signals_[{r, op.flag}].push_back(k); break;
+      case OpKind::host_wait:
+        for (std::uint32_t i = 0; i < op.count; ++i) preds.push_back(signals_.at({r, op.flag}).at(i));
+        break;
+      case OpKind::event_record:
+      case OpKind::stream_wait_event:
+      case OpKind::fill:
+      case OpKind::copy:
+      case OpKind::local_amax:
+      case OpKind::all_reduce:
+        issued_[number] = k;
+        queued_on_[{r, op.stream}].push_back(number);
+        if (op.kind == OpKind::event_record) latest_record_[{r, op.event}] = number;
+        if (op.kind == OpKind::stream_wait_event && latest_record_.contains({r, op.event})) waits_for_[number] = latest_record_[{r, op.event}];
+        if (op.kind == OpKind::all_reduce) collectives_[{r, op.comm}].push_back(number);
+        break;
+      default: RC_FAIL(fmt::format("StepHappensBefore has no rule for {}", to_string(op.kind)));
+    }
+  }
+
+  /// An execute, or a collective member's join.
+  void start(RankId r, const Op& op, std::uint32_t number, std::size_t k, std::vector<std::size_t>& preds) {
+    preds.push_back(issued_.at(number));
+    if (const auto last = last_finished_on_.find({r, op.stream}); last != last_finished_on_.end()) preds.push_back(last->second);
+    if (const auto record = waits_for_.find(number); record != waits_for_.end()) preds.push_back(finished_.at(record->second));
+    if (is_collective(op.kind)) {
+      if (const auto last = last_completed_.find({r, op.comm}); last != last_completed_.end()) preds.push_back(last->second);
+      joined_[number] = k;
+    } else {
+      last_finished_on_[{r, op.stream}] = k;
+      finished_[number] = k;
+    }
+    for (const Range& range : op.reads) accesses_.push_back({r, range, false, k, number});
+    for (const Range& range : op.writes) accesses_.push_back({r, range, true, k, number});
+  }
+
+  /// A collective's completion: after each member's join; each member's op finishes here.
+  void complete(const Step& step, std::size_t k, std::vector<std::size_t>& preds) {
+    RC_ASSERT(step.collective);
+    for (const RankId r : scenario_.comms[step.comm].members) {
+      const std::uint32_t number = collectives_.at({r, step.comm}).at(step.seq);
+      const Op& op = *ops_.at(number);
+      preds.push_back(joined_.at(number));
+      finished_[number] = k;
+      last_finished_on_[{r, op.stream}] = k;
+      last_completed_[{r, step.comm}] = k;
+    }
+  }
+
+  static std::tuple<RankId, ThreadId, std::uint32_t> key(const OpRef& ref) { return {ref.rank, ref.thread, ref.index}; }
+
   struct Access {
+    RankId rank;
     Range range;
     bool write;
     std::size_t step;
     std::uint32_t op;
   };
   const Scenario& scenario_;
-  std::map<std::pair<ThreadId, std::uint64_t>, std::uint32_t> number_of_;
+  std::map<std::tuple<RankId, ThreadId, std::uint32_t>, std::uint32_t> number_of_;
+  std::vector<const Op*> ops_;  ///< by op number
   std::vector<std::vector<bool>> before_;  ///< before_[k][q]: step q happens before step k
-  std::map<ThreadId, std::size_t> last_issue_;
-  std::map<StreamId, std::size_t> last_run_on_;
-  std::map<std::uint32_t, std::size_t> issued_, executed_;  ///< op number -> its step
-  std::map<StreamId, std::vector<std::uint32_t>> queued_on_;
-  std::map<EventId, std::uint32_t> latest_record_;         ///< event -> its latest record op
-  std::map<std::uint32_t, std::uint32_t> waits_for_;       ///< stream wait op -> the record it waits for
-  std::map<std::uint32_t, std::vector<std::size_t>> signals_;  ///< flag -> its signals' steps
+  std::map<std::pair<RankId, ThreadId>, std::size_t> last_issue_;
+  std::map<std::pair<RankId, StreamId>, std::size_t> last_finished_on_;
+  std::map<std::pair<RankId, CommId>, std::size_t> last_completed_;
+  std::map<std::uint32_t, std::size_t> issued_, joined_, finished_;  ///< op number -> its step
+  PerRank<StreamId> queued_on_;
+  PerRank<CommId> collectives_;                                      ///< in issue order: seq -> op
+  std::map<std::pair<RankId, EventId>, std::uint32_t> latest_record_;  ///< its latest record op
+  std::map<std::uint32_t, std::uint32_t> waits_for_;                   ///< stream wait op -> its record
+  std::map<std::pair<RankId, std::uint32_t>, std::vector<std::size_t>> signals_;  ///< flag -> its signals' steps
   std::vector<Access> accesses_;
 };
 
@@ -314,7 +397,7 @@ RC_GTEST_PROP(RaceOracle, the_detector_reports_every_op_the_naive_oracle_finds_r
 
 
 RC_GTEST_PROP(RaceOracle, the_engines_clocks_leave_unordered_exactly_the_accesses_the_steps_happens_before_does, ()) {
-  const Scenario scenario = *race_program();
+  const Scenario scenario = *race_program_over_two_ranks();
   bool races = false;
   for (int schedule = 0; schedule < 4; ++schedule) {
     NaiveRaceOracle clocks;
