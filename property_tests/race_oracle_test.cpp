@@ -15,8 +15,8 @@
 // much (a synchronization taken for more than it waited for) would hide a race from both. The
 // clocks are checked in turn against a happens-before worked out from the run's steps alone
 // (StepHappensBefore): CUDA's and NCCL's rules for each op these programs use, as edges between
-// steps, on two ranks with all-reduces between them, and the racing pairs it leaves unordered
-// must be the oracle's.
+// steps, on two or five ranks with all-reduces between them, and the racing pairs it leaves
+// unordered must be the oracle's.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -128,17 +128,18 @@ rc::Gen<Scenario> race_program() {
   });
 }
 
-/// Two ranks' race programs, with up to three all-reduces over both (the same number on each, so
-/// that they match; a run may still hang, one rank's all-reduce queued behind what waits for the
-/// other's next).
-rc::Gen<Scenario> race_program_over_two_ranks() {
+/// Two to five ranks' race programs, with up to three all-reduces over all of them (the same
+/// number on each, so that they match; a run may still hang, one rank's all-reduce queued behind
+/// what waits for another's next). Five ranks have at least 20 actors: their clocks take the
+/// shared-base form (VectorClock::inline_actors), which a collective's completion builds.
+rc::Gen<Scenario> race_program_over_ranks() {
   return rc::gen::exec([] {
-    ScenarioBuilder builder("race oracle, two ranks");
-    const RankId r0 = builder.rank(), r1 = builder.rank();
-    const CommId world = builder.comm("world", {r0, r1});
+    ScenarioBuilder builder("race oracle, several ranks");
+    std::vector<RankId> ranks;
+    for (int r = *rc::gen::element(2, 5); r > 0; --r) ranks.push_back(builder.rank());
+    const CommId world = builder.comm("world", ranks);
     const int all_reduces = uniform(0, 4);
-    add_race_rank(builder, r0, world, all_reduces);
-    add_race_rank(builder, r1, world, all_reduces);
+    for (const RankId r : ranks) add_race_rank(builder, r, world, all_reduces);
     return builder.build();
   });
 }
@@ -397,7 +398,7 @@ RC_GTEST_PROP(RaceOracle, the_detector_reports_every_op_the_naive_oracle_finds_r
 
 
 RC_GTEST_PROP(RaceOracle, the_engines_clocks_leave_unordered_exactly_the_accesses_the_steps_happens_before_does, ()) {
-  const Scenario scenario = *race_program_over_two_ranks();
+  const Scenario scenario = *race_program_over_ranks();
   bool races = false;
   for (int schedule = 0; schedule < 4; ++schedule) {
     NaiveRaceOracle clocks;
