@@ -128,7 +128,7 @@ rc::Gen<Scenario> race_program() {
   });
 }
 
-/// Two to five ranks' race programs, with up to three all-reduces over all of them (the same
+/// Two or five ranks' race programs, with up to three all-reduces over all of them (the same
 /// number on each, so that they match; a run may still hang, one rank's all-reduce queued behind
 /// what waits for another's next). Five ranks have at least 20 actors: their clocks take the
 /// shared-base form (VectorClock::inline_actors), which a collective's completion builds.
