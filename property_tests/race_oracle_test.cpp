@@ -149,6 +149,24 @@ bool share_an_element(const Range& x, const Range& y) {
   return x.buffer == y.buffer && std::max(x.offset, y.offset) < std::min(x.offset + x.count, y.offset + y.count);
 }
 
+using Pairs = std::set<std::pair<std::uint32_t, std::uint32_t>>;
+
+/// Every pair of ops (earlier, later), in the order of `accesses`, whose accesses to one rank's
+/// buffers share an element, one a write, and that `ordered(earlier, later)` does not order.
+template <typename Access, typename Ordered>
+Pairs unordered_pairs(const std::vector<Access>& accesses, Ordered ordered) {
+  Pairs pairs;
+  for (std::size_t j = 0; j < accesses.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      const Access& x = accesses[i];
+      const Access& y = accesses[j];
+      if (x.rank != y.rank || x.op == y.op || !(x.write || y.write) || !share_an_element(x.range, y.range)) continue;
+      if (!ordered(x, y)) pairs.insert({x.op, y.op});
+    }
+  }
+  return pairs;
+}
+
 /// Every access of a run, with a copy of the accessing actor's clock.
 class NaiveRaceOracle final : public Observer {
  public:
@@ -158,17 +176,8 @@ class NaiveRaceOracle final : public Observer {
     for (const Range& range : *event.writes) accesses_.push_back({event.rank, range, true, event.actor, event.epoch, *event.clock, event.site.number});
   }
   /// Every racing pair of ops (earlier, later), in the order the run made their accesses.
-  std::set<std::pair<std::uint32_t, std::uint32_t>> racing_pairs() const {
-    std::set<std::pair<std::uint32_t, std::uint32_t>> pairs;
-    for (std::size_t j = 0; j < accesses_.size(); ++j) {
-      for (std::size_t i = 0; i < j; ++i) {
-        const Access& x = accesses_[i];
-        const Access& y = accesses_[j];
-        if (x.rank != y.rank || x.op == y.op || !(x.write || y.write) || !share_an_element(x.range, y.range)) continue;
-        if (!y.clock.covers(x.actor, x.epoch)) pairs.insert({x.op, y.op});
-      }
-    }
-    return pairs;
+  Pairs racing_pairs() const {
+    return unordered_pairs(accesses_, [](const Access& x, const Access& y) { return y.clock.covers(x.actor, x.epoch); });
   }
 
  private:
@@ -203,8 +212,6 @@ class NaiveRaceOracle final : public Observer {
 ///   nothing is ordered after a join but through its completion).
 class StepHappensBefore {
  public:
-  using Pairs = std::set<std::pair<std::uint32_t, std::uint32_t>>;
-
   explicit StepHappensBefore(const Scenario& scenario) : scenario_(scenario) {
     for_each_op(scenario, [&](std::uint32_t n, const OpRef& ref, const Op& op) {
       number_of_[key(ref)] = n;
@@ -241,16 +248,7 @@ class StepHappensBefore {
   /// Every pair of ops (earlier, later) whose accesses to one rank's buffers share an element,
   /// one a write, with no order between them.
   Pairs racing_pairs() const {
-    Pairs pairs;
-    for (std::size_t j = 0; j < accesses_.size(); ++j) {
-      for (std::size_t i = 0; i < j; ++i) {
-        const Access& x = accesses_[i];
-        const Access& y = accesses_[j];
-        if (x.rank != y.rank || x.op == y.op || !(x.write || y.write) || !share_an_element(x.range, y.range)) continue;
-        if (!before_[y.step][x.step]) pairs.insert({x.op, y.op});
-      }
-    }
-    return pairs;
+    return unordered_pairs(accesses_, [&](const Access& x, const Access& y) { return before_[y.step][x.step]; });
   }
 
  private:
@@ -346,7 +344,7 @@ class StepHappensBefore {
   std::vector<Access> accesses_;
 };
 
-std::string pairs_text(const std::set<std::pair<std::uint32_t, std::uint32_t>>& pairs) {
+std::string pairs_text(const Pairs& pairs) {
   std::vector<std::string> parts;
   for (const auto& [earlier, later] : pairs) parts.push_back(fmt::format("{}->{}", earlier, later));
   return fmt::format("{{{}}}", fmt::join(parts, ", "));
@@ -375,7 +373,7 @@ RC_GTEST_PROP(RaceOracle, the_detector_reports_every_op_the_naive_oracle_finds_r
     engine.add_observer(&oracle);
     run_random_schedule(engine);
     const auto truth = oracle.racing_pairs();
-    std::set<std::pair<std::uint32_t, std::uint32_t>> reported;
+    Pairs reported;
     for (const Hazard& h : detector.hazards()) {
       RC_ASSERT(h.kind == HazardKind::data_race);
       RC_ASSERT(h.participants.size() == 2U);
