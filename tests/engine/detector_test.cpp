@@ -237,6 +237,100 @@ TEST(DeadlockDetector, a_collective_missing_from_a_member_s_program_is_no_wait_f
   }
 }
 
+/// Rank-dependent order with blocking waits: rank 0 issues A (comm c1) and synchronizes its
+/// stream before it issues B (comm c2); rank 1 does the same with B first. Each stream's
+/// collective waits for a peer thread that will issue its match only after its own wait returns:
+/// rank 0's stream -> rank 1's thread -> rank 1's stream -> rank 0's thread -> rank 0's stream.
+Scenario blocking_waits_in_rank_dependent_order() {
+  ScenarioBuilder b("blocking_rank_order");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c1 = b.comm("c1", {r0, r1}), c2 = b.comm("c2", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "s");
+    const BufferId x = b.buffer(r, "x", 1, {1.0f});
+    const CommId first = r == r0 ? c1 : c2, second = r == r0 ? c2 : c1;
+    b.op(r, t, ScenarioBuilder::all_reduce(s, first, {x, 0, 1}, {x, 0, 1}, first == c1 ? "A" : "B"));
+    b.op(r, t, ScenarioBuilder::host(OpKind::stream_synchronize, s));
+    b.op(r, t, ScenarioBuilder::all_reduce(s, second, {x, 0, 1}, {x, 0, 1}, second == c1 ? "A" : "B"));
+  }
+  return b.build();
+}
+
+TEST(DeadlockDetector, a_collective_not_issued_yet_waits_for_the_threads_that_would_issue_it) {
+  // The peer's thread has the match left in its program, so the hang is an ordering: the edge
+  // from the joined collective to that thread closes the cycle.
+  const auto hazards = run_once(blocking_waits_in_rank_dependent_order());
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::deadlock) continue;
+    EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
+    EXPECT_EQ(h.participants.size(), 4u) << h.summary;
+  }
+}
+
+/// Rank 0 issues two collectives on comm c from two streams, A (c's #0) on stream s1 and B (c's
+/// #1) on s2, then D (comm d) on s2 behind B; rank 1 issues D, then both of c's on one stream.
+/// NCCL runs c's ops in issue order, so B waits for A; A for rank 1, whose c #0 is queued behind
+/// its D; and rank 1's D for rank 0's, queued behind B: s2 -> s1 -> rank 1's stream -> s2.
+Scenario two_streams_on_one_comm_in_rank_dependent_order() {
+  ScenarioBuilder b("two_streams_one_comm");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c = b.comm("c", {r0, r1}), d = b.comm("d", {r0, r1});
+  const ThreadId t0 = b.thread(r0, "main"), t1 = b.thread(r1, "main");
+  const StreamId s1 = b.stream(r0, "s1"), s2 = b.stream(r0, "s2"), u = b.stream(r1, "u");
+  const BufferId x0 = b.buffer(r0, "x", 1, {1.0f}), x1 = b.buffer(r1, "x", 1, {2.0f});
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s1, c, {x0, 0, 1}, {x0, 0, 1}, "A"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s2, c, {x0, 0, 1}, {x0, 0, 1}, "B"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s2, d, {x0, 0, 1}, {x0, 0, 1}, "D"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, d, {x1, 0, 1}, {x1, 0, 1}, "D"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, c, {x1, 0, 1}, {x1, 0, 1}, "A"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, c, {x1, 0, 1}, {x1, 0, 1}, "B"));
+  return b.build();
+}
+
+TEST(DeadlockDetector, a_comm_op_waits_for_the_stream_that_holds_its_communicator_s_earlier_op) {
+  const auto hazards = run_once(two_streams_on_one_comm_in_rank_dependent_order());
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::deadlock) continue;
+    EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
+    EXPECT_NE(h.summary.find("rank 0 stream s2 (B)"), std::string::npos) << h.summary;
+    EXPECT_NE(h.summary.find("rank 0 stream s1 (A)"), std::string::npos) << h.summary;
+  }
+}
+
+/// Rank 0 queues A (comm c) and a record of event E on stream t, and on stream s a wait for E
+/// ahead of B (comm d); rank 1 queues B, then A, on one stream. A waits for rank 1, whose A is
+/// behind its B; rank 1's B for rank 0's, behind the wait; the wait for E, recorded behind A:
+/// t -> rank 1's stream -> s -> t.
+Scenario stream_wait_in_rank_dependent_order() {
+  ScenarioBuilder b("stream_wait_rank_order");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c = b.comm("c", {r0, r1}), d = b.comm("d", {r0, r1});
+  const ThreadId t0 = b.thread(r0, "main"), t1 = b.thread(r1, "main");
+  const StreamId s = b.stream(r0, "s"), t = b.stream(r0, "t"), u = b.stream(r1, "u");
+  const EventId e = b.event(r0, "E");
+  const BufferId x0 = b.buffer(r0, "x", 1, {1.0f}), x1 = b.buffer(r1, "x", 1, {2.0f});
+  b.op(r0, t0, ScenarioBuilder::all_reduce(t, c, {x0, 0, 1}, {x0, 0, 1}, "A"));
+  b.op(r0, t0, ScenarioBuilder::record(t, e, "record_E"));
+  b.op(r0, t0, ScenarioBuilder::wait(s, e, "wait_E"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s, d, {x0, 0, 1}, {x0, 0, 1}, "B"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, d, {x1, 0, 1}, {x1, 0, 1}, "B"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, c, {x1, 0, 1}, {x1, 0, 1}, "A"));
+  return b.build();
+}
+
+TEST(DeadlockDetector, a_stream_wait_waits_for_the_stream_that_records_its_event) {
+  const auto hazards = run_once(stream_wait_in_rank_dependent_order());
+  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
+  for (const auto& h : hazards) {
+    if (h.kind != HazardKind::deadlock) continue;
+    EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
+    EXPECT_NE(h.summary.find("rank 0 stream s (wait_E)"), std::string::npos) << h.summary;
+  }
+}
+
 TEST(DeadlockDetector, tells_a_collective_issued_behind_a_blocked_op_from_one_never_issued) {
   const auto hazards = run_once(issued_behind_a_collective_never_matched());
   ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "detectors/deadlock_detector.h"
+#include "io/scenario_json.h"
 #include "protocols/protocol.h"
 #include "scheduler/explore.h"
 #include "scheduler/random_strategy.h"
@@ -320,6 +321,82 @@ TEST(Shrink, the_lineage_names_every_rank_op_and_check_of_the_shrunk_scenario) {
   }
   const auto json = lineage_json(shrunk.scenario, shrunk.lineage);
   EXPECT_EQ(json["ranks"].size(), shrunk.scenario.ranks.size());
+}
+
+/// custom-wait-after-copy.json in small, its checks "expected": "reference": each of two ranks
+/// writes its local amax (3 on rank 0, 7 on rank 1) into a buffer, all-reduces it (MAX) on a
+/// side stream and copies it back into its history before waiting for the reduction; the
+/// reference (the program run one blocking op at a time) is 7 in every history.
+Scenario wait_after_copy_with_reference_checks() {
+  const auto rank = [](const std::string& name, float amax) {
+    return nlohmann::json{
+        {"name", name},
+        {"streams", {"compute", "nccl"}},
+        {"events", {"ready", "done"}},
+        {"buffers", {{{"name", "x"}, {"size", 2}}, {{"name", "amax"}, {"size", 1}}, {{"name", "history"}, {"size", 2}},
+                     {{"name", "scale"}, {"size", 1}, {"init", {1}}}, {{"name", "scale_inv"}, {"size", 1}, {"init", {1}}}}},
+        {"threads",
+         {{{"name", "main"},
+           {"program",
+            {{{"kind", "fill"}, {"name", "forward"}, {"stream", "compute"}, {"writes", {{{"buffer", "x"}}}}, {"values", {1, -amax}}},
+             {{"kind", "local_amax"}, {"name", "local_amax"}, {"stream", "compute"}, {"reads", {{{"buffer", "x"}}}},
+              {"writes", {{{"buffer", "amax"}}}}},
+             {{"kind", "event_record"}, {"name", "record_ready"}, {"stream", "compute"}, {"event", "ready"}},
+             {{"kind", "stream_wait_event"}, {"name", "nccl_waits_ready"}, {"stream", "nccl"}, {"event", "ready"}},
+             {{"kind", "all_reduce"}, {"name", "amax_reduce"}, {"stream", "nccl"}, {"comm", "amax"}, {"reduce", "max"},
+              {"reads", {{{"buffer", "amax"}}}}, {"writes", {{{"buffer", "amax"}}}}},
+             {{"kind", "event_record"}, {"name", "record_done"}, {"stream", "nccl"}, {"event", "done"}},
+             {{"kind", "copy"}, {"name", "copy_back"}, {"stream", "compute"}, {"reads", {{{"buffer", "amax"}}}},
+              {"writes", {{{"buffer", "history"}, {"count", 1}}}}},
+             {{"kind", "scale_update"}, {"name", "scale_update"}, {"stream", "compute"},
+              {"scale", {{"tensors", 1}, {"history_len", 2}, {"algo", "max"}, {"format", "e4m3"}}},
+              {"reads", {{{"buffer", "history"}}, {{"buffer", "scale"}}}},
+              {"writes", {{{"buffer", "history"}}, {{"buffer", "scale"}}, {{"buffer", "scale_inv"}}}}},
+             {{"kind", "work_wait"}, {"name", "wait_amax"}, {"stream", "compute"}, {"event", "done"}},
+             {{"kind", "device_synchronize"}, {"name", "device_synchronize"}}}}}}}};
+  };
+  const auto check = [](const std::string& buffer) {
+    return nlohmann::json{{"tensor", buffer},
+                          {"replicas", {{{"rank", 0}, {"buffer", buffer}}, {{"rank", 1}, {"buffer", buffer}}}},
+                          {"expected", "reference"}};
+  };
+  const nlohmann::json doc{{"name", "wait after copy, reference checks"},
+                           {"comms", {{{"name", "amax"}, {"members", {0, 1}}}}},
+                           {"ranks", {rank("rank0", 3), rank("rank1", 7)}},
+                           {"checks", {check("history"), check("scale"), check("scale_inv")}}};
+  return scenario_from_json(doc, "reference-checks.json");
+}
+
+TEST(Shrink, a_shrunk_trace_holds_its_checks_to_the_values_the_original_was_held_to) {
+  // "expected": "reference" is worked out from the program when a scenario is read, and a shrunk
+  // program can reach other values: with rank 1 dropped, rank 0's own amax (3) is the whole MAX.
+  // A shrunk trace that still said "reference" would read back as a run with nothing wrong.
+  const Scenario s = wait_after_copy_with_reference_checks();
+  ASSERT_TRUE(s.checks.front().expected_reference);
+  ASSERT_EQ(s.checks.front().expected, (std::vector<float>{0.0f, 7.0f}));  // the update rolls the newest to the end
+  const RunResult original = first_run_with(s, HazardKind::value_mismatch);
+  const ShrinkResult shrunk = shrink(s, original.choices, HazardKind::value_mismatch);
+  const Trace trace = make_trace(shrunk.scenario, shrunk.run, TraceOrigin{"shrink", 0, 0, {}});
+  const Trace back = parse_trace(trace_to_jsonl(trace), "shrunk.jsonl");
+  const Scenario read_back = trace_scenario(back, "shrunk.jsonl");
+  ASSERT_EQ(read_back.checks.size(), shrunk.lineage.checks.size());
+  ASSERT_FALSE(read_back.checks.empty());
+  for (std::size_t c = 0; c < read_back.checks.size(); ++c) {
+    EXPECT_EQ(read_back.checks[c].expected, s.checks[shrunk.lineage.checks[c]].expected) << read_back.checks[c].tensor;
+  }
+  const RunResult replayed = replay_trace(read_back, back, "shrunk.jsonl");
+  EXPECT_TRUE(same_bug(shrunk.identity, shrunk.scenario, shrunk.lineage, replayed)) << shrunk.identity.show();
+}
+
+TEST(Shrink, a_shrink_cut_short_by_its_test_budget_says_so) {
+  const Scenario s = testing::wait_after_copy(4);
+  const FailingRun failure = first_failure(s, 1);
+  ShrinkOptions options;
+  options.max_tests = 3;
+  const ShrinkResult cut = shrink(s, failure.run.choices, HazardKind::data_race, options);
+  EXPECT_TRUE(cut.budget_exhausted) << "3 candidate runs cannot shrink 4 ranks to a minimal run";
+  EXPECT_EQ(cut.tests, 3u);
+  EXPECT_TRUE(cut.run.has_hazard(HazardKind::data_race)) << "what it kept is still the bug";
 }
 
 TEST(Shrink, refuses_a_run_without_the_target_hazard) {
