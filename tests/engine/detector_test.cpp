@@ -237,21 +237,24 @@ TEST(DeadlockDetector, a_collective_missing_from_a_member_s_program_is_no_wait_f
   }
 }
 
-/// Rank-dependent order with blocking waits: rank 0 issues A (comm c1) and synchronizes its
-/// stream before it issues B (comm c2); rank 1 does the same with B first. Each stream's
+/// Rank-dependent order with blocking waits: rank 0 issues A (comm c1) and waits for it on the
+/// host (`sync`: a stream synchronize, a device synchronize, or an event synchronize on a record
+/// behind A) before it issues B (comm c2); rank 1 does the same with B first. Each stream's
 /// collective waits for a peer thread that will issue its match only after its own wait returns:
 /// rank 0's stream -> rank 1's thread -> rank 1's stream -> rank 0's thread -> rank 0's stream.
-Scenario blocking_waits_in_rank_dependent_order() {
+Scenario blocking_waits_in_rank_dependent_order(OpKind sync = OpKind::stream_synchronize) {
   ScenarioBuilder b("blocking_rank_order");
   const RankId r0 = b.rank(), r1 = b.rank();
   const CommId c1 = b.comm("c1", {r0, r1}), c2 = b.comm("c2", {r0, r1});
   for (RankId r : {r0, r1}) {
     const ThreadId t = b.thread(r, "main");
     const StreamId s = b.stream(r, "s");
+    const EventId e = b.event(r, "done");
     const BufferId x = b.buffer(r, "x", 1, {1.0f});
     const CommId first = r == r0 ? c1 : c2, second = r == r0 ? c2 : c1;
     b.op(r, t, ScenarioBuilder::all_reduce(s, first, {x, 0, 1}, {x, 0, 1}, first == c1 ? "A" : "B"));
-    b.op(r, t, ScenarioBuilder::host(OpKind::stream_synchronize, s));
+    if (sync == OpKind::event_synchronize) b.op(r, t, ScenarioBuilder::record(s, e, "record_done"));
+    b.op(r, t, ScenarioBuilder::host(sync, sync == OpKind::event_synchronize ? e : s));
     b.op(r, t, ScenarioBuilder::all_reduce(s, second, {x, 0, 1}, {x, 0, 1}, second == c1 ? "A" : "B"));
   }
   return b.build();
@@ -259,13 +262,99 @@ Scenario blocking_waits_in_rank_dependent_order() {
 
 TEST(DeadlockDetector, a_collective_not_issued_yet_waits_for_the_threads_that_would_issue_it) {
   // The peer's thread has the match left in its program, so the hang is an ordering: the edge
-  // from the joined collective to that thread closes the cycle.
-  const auto hazards = run_once(blocking_waits_in_rank_dependent_order());
+  // from the joined collective to that thread closes the cycle, and each host synchronization
+  // waits for what it drains.
+  for (const OpKind sync : {OpKind::stream_synchronize, OpKind::device_synchronize, OpKind::event_synchronize}) {
+    const auto hazards = run_once(blocking_waits_in_rank_dependent_order(sync));
+    ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << to_string(sync) << ": " << litmus::describe(hazards);
+    for (const auto& h : hazards) {
+      if (h.kind != HazardKind::deadlock) continue;
+      EXPECT_TRUE(is_wait_for_cycle(h)) << to_string(sync) << ": " << h.summary;
+      EXPECT_EQ(h.participants.size(), 4u) << h.summary;
+    }
+  }
+}
+
+/// Rank 0's thread `waiter` waits on a host flag that its thread `worker` signals once A (comm
+/// c1) is done; then it issues B (comm c2). Rank 1 issues B, waits for it, then A: rank 0's
+/// waiter -> its worker -> its stream -> rank 1's thread -> rank 1's stream -> rank 0's waiter.
+Scenario host_flag_in_rank_dependent_order() {
+  ScenarioBuilder b("host_flag_rank_order");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId c1 = b.comm("c1", {r0, r1}), c2 = b.comm("c2", {r0, r1});
+  const ThreadId waiter = b.thread(r0, "waiter"), worker = b.thread(r0, "worker"), t1 = b.thread(r1, "main");
+  const StreamId s = b.stream(r0, "s"), u = b.stream(r1, "u");
+  const std::uint32_t flag = b.flag(r0, "a_done");
+  const BufferId x0 = b.buffer(r0, "x", 1, {1.0f}), x1 = b.buffer(r1, "x", 1, {2.0f});
+  Op wait = ScenarioBuilder::host(OpKind::host_wait, flag, "wait_a_done");
+  wait.count = 1;
+  b.op(r0, waiter, wait);
+  b.op(r0, waiter, ScenarioBuilder::all_reduce(s, c2, {x0, 0, 1}, {x0, 0, 1}, "B"));
+  b.op(r0, worker, ScenarioBuilder::all_reduce(s, c1, {x0, 0, 1}, {x0, 0, 1}, "A"));
+  b.op(r0, worker, ScenarioBuilder::host(OpKind::stream_synchronize, s));
+  b.op(r0, worker, ScenarioBuilder::host(OpKind::host_signal, flag, "signal_a_done"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, c2, {x1, 0, 1}, {x1, 0, 1}, "B"));
+  b.op(r1, t1, ScenarioBuilder::host(OpKind::stream_synchronize, u));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, c1, {x1, 0, 1}, {x1, 0, 1}, "A"));
+  return b.build();
+}
+
+TEST(DeadlockDetector, a_host_wait_waits_for_the_threads_that_could_signal_its_flag) {
+  const auto hazards = run_once(host_flag_in_rank_dependent_order());
   ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
   for (const auto& h : hazards) {
     if (h.kind != HazardKind::deadlock) continue;
     EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
-    EXPECT_EQ(h.participants.size(), 4u) << h.summary;
+    EXPECT_NE(h.summary.find("rank 0 thread waiter (wait_a_done)"), std::string::npos) << h.summary;
+  }
+}
+
+/// Blocking sends in a ring of two, each rank sending before it receives and waiting for its
+/// send (`grouped` false); rank 0's send waits for rank 1's recv, which rank 1's thread issues
+/// only after its own send is done: rank 0's stream -> rank 1's thread -> rank 1's stream ->
+/// rank 0's thread -> rank 0's stream.
+Scenario blocking_sends_both_first() {
+  ScenarioBuilder b("send_send");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId pp = b.comm("pp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "s");
+    const BufferId out = b.buffer(r, "out", 1, {1.0f}), in = b.buffer(r, "in", 1);
+    const std::uint32_t peer = r == r0 ? 1 : 0;
+    b.op(r, t, ScenarioBuilder::send(s, pp, peer, {out, 0, 1}, "send"));
+    b.op(r, t, ScenarioBuilder::host(OpKind::stream_synchronize, s));
+    b.op(r, t, ScenarioBuilder::recv(s, pp, peer, {in, 0, 1}, "recv"));
+  }
+  return b.build();
+}
+
+/// Rank 0 queues a send to rank 1 and then A (comm c) on one stream; rank 1 queues A, then the
+/// matching recv, on one stream. The send waits for the recv, queued behind rank 1's A, which
+/// waits for rank 0's A, queued behind the send: a cycle of the two streams.
+Scenario send_ahead_of_a_collective_its_peer_runs_first() {
+  ScenarioBuilder b("send_vs_collective");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId pp = b.comm("pp", {r0, r1}), c = b.comm("c", {r0, r1});
+  const ThreadId t0 = b.thread(r0, "main"), t1 = b.thread(r1, "main");
+  const StreamId s = b.stream(r0, "s"), u = b.stream(r1, "u");
+  const BufferId x0 = b.buffer(r0, "x", 1, {1.0f}), x1 = b.buffer(r1, "x", 1, {2.0f});
+  b.op(r0, t0, ScenarioBuilder::send(s, pp, 1, {x0, 0, 1}, "send"));
+  b.op(r0, t0, ScenarioBuilder::all_reduce(s, c, {x0, 0, 1}, {x0, 0, 1}, "A"));
+  b.op(r1, t1, ScenarioBuilder::all_reduce(u, c, {x1, 0, 1}, {x1, 0, 1}, "A"));
+  b.op(r1, t1, ScenarioBuilder::recv(u, pp, 0, {x1, 0, 1}, "recv"));
+  return b.build();
+}
+
+TEST(DeadlockDetector, a_started_send_waits_for_whatever_holds_back_its_match) {
+  // Not issued yet: the peer threads that would issue it; issued: the peer stream that holds it.
+  for (const Scenario& s : {blocking_sends_both_first(), send_ahead_of_a_collective_its_peer_runs_first()}) {
+    const auto hazards = run_once(s);
+    ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << s.name << ": " << litmus::describe(hazards);
+    for (const auto& h : hazards) {
+      if (h.kind != HazardKind::deadlock) continue;
+      EXPECT_TRUE(is_wait_for_cycle(h)) << s.name << ": " << h.summary;
+    }
   }
 }
 
