@@ -1,7 +1,7 @@
 """The mutants of mutation_audit.py: each a hand-made bug that a test must catch.
 
 id: a letter for the part it breaks (R race detector, V value detector, C collective agreement,
-E engine ordering, K deadlock detector, S verdicts and the exhaustive search, O the oracle,
+E engine ordering, K deadlock detector and the wait-for edges of the stuck lanes it reads, S verdicts and the exhaustive search, O the oracle,
 X the exploration, L the GPU launch's merge of its ranks' reports into one verdict, RV the
 scenario reader's validation (bad input refused with the field and what was expected), VR the
 verdict as the CLI reports it (exit code, proof and sample lines, cut-short causes), SH a
@@ -21,7 +21,9 @@ and the vector clocks that hold them (an order taken too generously hides a race
 arithmetic: what its kernels, copies, collectives and send/recv pairs compute, W the protocol
 generator: that the program under test is the design its knobs name (where each wait goes, which
 communicator the amax reduction shares, what it reduces, each rank's own inputs), U the run loop:
-a run's outcome and the hazards it gathers from its detectors.
+a run's outcome and the hazards it gathers from its detectors, RD the scenario reader's fields
+(that the scenario checked is the file's), HR the hazard report as the CLI prints it (each
+hazard's replay command, every kind shown, the tally).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -1793,6 +1795,83 @@ MUTANTS = [
         'old': '  for (ThreadId t : may_issue) out.waits_on.push_back(actor_key({ActionKind::issue, peer, t}));\n',
         'new': '',
         'bug': 'a started send or recv gives no wait-for edge to the peer threads that would issue its match',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'HR1', 'file': 'sim/cli/hazard_report.cpp',
+        'old': '  if (!replay_command.empty()) out += "    replay: " + replay_command + "\\n";\n',
+        'new': '',
+        'bug': "a hazard's report leaves out the command that replays it",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'HR2', 'file': 'sim/cli/hazard_report.cpp',
+        'old': 'replays.empty() ? "" : replays[index]',
+        'new': 'replays.empty() ? "" : replays.front()',
+        'bug': "every kind's report names the first hazard's replay, whose trace may not show that kind (--keep-going)",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'HR3', 'file': 'sim/cli/hazard_report.cpp',
+        'old': 'if (shown.insert(g.kind).second) out +=',
+        'new': 'if (shown.empty() && shown.insert(g.kind).second) out +=',
+        'bug': 'a check that found hazards of several kinds reports only the first kind in full',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'HR4', 'file': 'sim/cli/hazard_report.cpp',
+        'old': '  j["replay"] = replay_command;\n',
+        'new': '  j["replay"] = "";\n',
+        'bug': 'a hazard in the JSON report has no replay command',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'HR5', 'file': 'sim/cli/hazard_report.cpp',
+        'old': 'it->hazards += g.members.size();',
+        'new': 'it->hazards += 1;',
+        'bug': "the tally counts a kind's subjects as its hazards",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'HR6', 'file': 'sim/cli/check_runner.cpp',
+        'old': 'replay_of_run[failing.index] = sched::replay_command(path);',
+        'new': 'replay_of_run[failing.index] = outcome.replay;',
+        'bug': "--keep-going: a hazard first shown by a later run is replayed from the first failing run's trace, which does not show it",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T21', 'file': 'sim/cli/cmd_replay.cpp',
+        'old': 'const bool cut = run.outcome == sched::RunOutcome::step_limit;',
+        'new': 'const bool cut = false;',
+        'bug': 'a replay of a run its step cap cut short says "no hazard" (exit 0) instead of inconclusive',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T22', 'file': 'sim/cli/cmd_replay.cpp',
+        'old': 'deterministic = first == second && first == file;',
+        'new': 'deterministic = first == second;',
+        'bug': '--check-determinism passes a trace whose replays agree with each other but not with the file',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'W10', 'file': 'src/protocols/current_scaling.cpp',
+        'old': 'if (empty && knobs_.empty_quantize == EmptyQuantize::return_early) return;',
+        'new': 'if (false) return;',
+        'bug': "an empty input that returns before the reduction (--empty-quantize return-early) is written as one that joins it: the peers' hang is gone",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'W11', 'file': 'src/protocols/current_scaling.cpp',
+        'old': 'if (rs.amax_comm && !sp_local_amax(t)) write_amax_all_reduce(',
+        'new': 'if (rs.amax_comm) write_amax_all_reduce(',
+        'bug': "--sp-amax local is written with the amax reduction it leaves out: TP ranks' different scales are gone",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'W12', 'file': 'src/protocols/fsdp.cpp',
+        'old': 'if (knobs_.fsdp_amax_group == FsdpAmaxGroup::world) {',
+        'new': 'if (false) {',
+        'bug': '--fsdp-amax-group world reduces over the FSDP group: the reduction that waits for ranks of other stages is gone',
         'killed_by': 'default',
     },
 ]
