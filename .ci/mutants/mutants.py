@@ -1874,4 +1874,25 @@ MUTANTS = [
         'bug': '--fsdp-amax-group world reduces over the FSDP group: the reduction that waits for ranks of other stages is gone',
         'killed_by': 'default',
     },
+    {
+        'id': 'RD9', 'file': 'src/io/scenario_template.cpp',
+        'old': ': at.rank ^ k;',
+        'new': ': at.rank + k;',
+        'bug': "a template's {rank^K} is read as {rank+K}: ranks exchange with other peers than the file pairs them with",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RD10', 'file': 'src/io/scenario_template.cpp',
+        'old': 'return substitute(field.at(at.rank % 2 == 0 ? "even" : "odd"), at);',
+        'new': 'return substitute(field.at(at.rank % 2 == 1 ? "even" : "odd"), at);',
+        'bug': 'a template\'s {"even": ..., "odd": ...} value goes to the other ranks',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RD11', 'file': 'src/io/scenario_template.cpp',
+        'old': 'return (at.rank % 2 == 0) == (parity == "even");',
+        'new': 'return true;',
+        'bug': 'a template element "only" on even (or odd) ranks is on every rank',
+        'killed_by': 'default',
+    },
 ]

@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -269,6 +271,38 @@ TEST(CheckCli, with_keep_going_every_hazard_names_a_trace_that_shows_it) {
     if (std::string(strategy) == "exhaustive") {
       EXPECT_GE(traces.size(), 2u) << "the mismatch is a later schedule's";
     }
+  }
+}
+
+TEST(CheckCli, with_keep_going_the_text_report_replays_each_kind_from_a_trace_that_shows_it) {
+  // The exhaustive search shows the race first and the mismatch in a later schedule, so the
+  // two kinds' replay lines name two traces.
+  const std::string trace = temp_path("keep_going_text.jsonl");
+  const Ran r = amaxcheck({"check", racing_fills_file(), "--strategy", "exhaustive", "--keep-going", "--trace-out", trace,
+                           "--quiet"});
+  ASSERT_EQ(r.code, exit_hazard) << r.out << r.err;
+  std::map<std::string, std::string> replay_of_kind;  // each kind's block: "  kind: ..." up to its "    replay: ..."
+  std::string kind;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    for (const char* k : {"data_race", "value_mismatch"}) {
+      if (line.rfind(std::string("  ") + k + ": ", 0) == 0) kind = k;
+    }
+    const std::string replay = "    replay: amaxcheck replay ";
+    if (!kind.empty() && line.rfind(replay, 0) == 0) {
+      replay_of_kind[kind] = line.substr(replay.size());
+      kind.clear();
+    }
+  }
+  ASSERT_EQ(replay_of_kind.size(), 2u) << r.out;
+  EXPECT_NE(replay_of_kind["data_race"], replay_of_kind["value_mismatch"]) << r.out;
+  for (const auto& [shown_kind, path] : replay_of_kind) {
+    const Ran again = amaxcheck({"replay", path, "--json"});
+    ASSERT_EQ(again.code, exit_hazard) << path << "\n" << again.err;
+    bool shown = false;
+    const auto replayed = nlohmann::json::parse(again.out);
+    for (const auto& h : replayed["hazards"]) shown |= h["kind"] == shown_kind;
+    EXPECT_TRUE(shown) << path << " does not show a " << shown_kind << "\n" << r.out;
   }
 }
 
