@@ -341,5 +341,29 @@ TEST(ReplayCli, a_trace_cut_at_its_step_cap_without_a_hazard_replays_inconclusiv
   EXPECT_NE(r.out.find("inconclusive"), std::string::npos) << r.out;
 }
 
+TEST(ReplayCli, check_determinism_holds_the_replays_to_the_file_byte_for_byte) {
+  const Scenario s = sched::testing::wait_after_copy(2);
+  sched::RandomStrategy strategy(1);
+  const sched::RunResult run = sched::run_once(s, strategy);
+  const std::string path = temp_path("determinism.jsonl");
+  sched::write_trace_file(path, sched::make_trace(s, run, sched::TraceOrigin{"random", 1, 0, {}}));
+  const int verdict = run.has_hazard() ? exit_hazard : exit_clean;
+  const Ran same = amaxcheck({"replay", path, "--check-determinism"});
+  EXPECT_EQ(same.code, verdict) << same.out << same.err;
+  EXPECT_NE(same.out.find("deterministic: two replays wrote traces byte-identical to the file"), std::string::npos) << same.out;
+  // The same records spaced otherwise: every step still replays, but the file is not what a
+  // replay writes, so the check cannot say the replays reproduce it.
+  std::ifstream in(path);
+  std::string spaced;
+  for (std::string line; std::getline(in, line);) spaced += "{ " + line.substr(1) + "\n";
+  const std::string respaced = temp_path("determinism_respaced.jsonl");
+  std::ofstream(respaced) << spaced;
+  const Ran plain = amaxcheck({"replay", respaced});
+  ASSERT_EQ(plain.code, verdict) << "the records still replay\n" << plain.out << plain.err;
+  const Ran other = amaxcheck({"replay", respaced, "--check-determinism"});
+  EXPECT_EQ(other.code, exit_bad_input) << other.out << other.err;
+  EXPECT_NE(other.out.find("the replay is deterministic but differs from the file"), std::string::npos) << other.out;
+}
+
 }  // namespace
 }  // namespace amaxcheck::cli
