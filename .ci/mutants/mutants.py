@@ -1895,4 +1895,32 @@ MUTANTS = [
         'bug': 'a template element "only" on even (or odd) ranks is on every rank',
         'killed_by': 'default',
     },
+    {
+        'id': 'PF1', 'file': 'sim/export/perfetto.cpp',
+        'old': 'slice(m.rank, m.tid, unfinished ? m.op_name + " (never completed)" : m.op_name, "collective", Span{m.start, end},',
+        'new': 'slice(m.rank, m.tid, m.op_name, "collective", Span{m.start, end},',
+        'bug': 'a collective that never completed (a hang) reads in the timeline as one that did',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'PF2', 'file': 'sim/export/perfetto.cpp',
+        'old': 'e["ts"] = span == step_span_.end() ? 0.0 : span->second.start;',
+        'new': 'e["ts"] = 0.0;',
+        'bug': "a hazard's markers sit at the start of the timeline instead of at the steps of its participants",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'PF3', 'file': 'sim/export/perfetto.cpp',
+        'old': '    for (const auto& [key, members] : pending_) add_collective(key, members, end_of_trace(), true);\n',
+        'new': '',
+        'bug': 'the joins of a collective that never completed vanish from the timeline',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'PF4', 'file': 'sim/export/perfetto.cpp',
+        'old': 'if (step.timing) return {step.timing->start_us, step.timing->end_us};',
+        'new': 'if (false) return {step.timing->start_us, step.timing->end_us};',
+        'bug': "a timed trace's timeline is laid out in step numbers instead of the cost model's microseconds",
+        'killed_by': 'default',
+    },
 ]

@@ -3,12 +3,15 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "export/perfetto.h"
 #include "trace/reproduce.h"
 #include "scheduler/run.h"
 #include "scenarios.h"
+#include "model/builder.h"
+#include "scheduler/random_strategy.h"
 
 namespace amaxcheck::sched {
 namespace {
@@ -107,6 +110,87 @@ TEST(Perfetto, exports_rank_processes_lane_tracks_flows_and_hazard_markers) {
   EXPECT_EQ(collectives, 2) << "one all-reduce slice per member";
   EXPECT_EQ(flows, 2) << "a flow from one member's all-reduce to the other's";
   EXPECT_GT(hazards, 0);
+}
+
+/// The events of a Chrome trace whose phase is `ph` and category `cat`.
+std::vector<nlohmann::ordered_json> events_of(const nlohmann::ordered_json& chrome, const char* ph, const char* cat) {
+  std::vector<nlohmann::ordered_json> out;
+  for (const auto& e : chrome["traceEvents"]) {
+    if (e["ph"] == ph && e.contains("cat") && e["cat"] == cat) out.push_back(e);
+  }
+  return out;
+}
+
+TEST(Perfetto, each_hazard_marker_sits_at_its_participant_s_step) {
+  const Scenario s = testing::wait_after_copy(2);
+  ExploreOptions options;
+  options.seed = 3;
+  const ExploreResult r = explore(s, options);
+  ASSERT_TRUE(r.first_failure);
+  const Trace trace = failure_trace(s, options, *r.first_failure);
+  const auto markers = events_of(to_chrome_trace(trace), "i", "hazard");
+  ASSERT_FALSE(markers.empty());
+  for (const auto& m : markers) {
+    // Untimed, a step's slice starts at the step's number.
+    EXPECT_EQ(m["ts"].get<double>(), static_cast<double>(m["args"]["step"].get<std::size_t>())) << m.dump();
+  }
+  std::set<std::size_t> steps;
+  for (const auto& m : markers) steps.insert(m["args"]["step"].get<std::size_t>());
+  EXPECT_GE(steps.size(), 2u) << "a race's two sides are two steps";
+}
+
+TEST(Perfetto, a_collective_that_never_completed_shows_its_joins_as_such) {
+  // Rank 1 issues its amax all-reduce behind a gradient bucket rank 0 never issues: rank 0's
+  // all-reduce joins and waits for ever.
+  ScenarioBuilder b("blocked_behind");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId amax_comm = b.comm("amax", {r0, r1});
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId st = b.stream(r, "nccl");
+    const BufferId amax = b.buffer(r, "amax", 1);
+    const BufferId grad = b.buffer(r, "grad", 8);
+    if (r == r1) b.op(r, t, ScenarioBuilder::all_reduce(st, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum));
+    b.op(r, t, ScenarioBuilder::all_reduce(st, amax_comm, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce"));
+  }
+  const Scenario s = b.build();
+  RandomStrategy random(1);
+  const RunResult run = run_once(s, random);
+  ASSERT_EQ(run.outcome, RunOutcome::stuck);
+  const auto slices = events_of(to_chrome_trace(make_trace(s, run, TraceOrigin{"random", 1, 0, {}})), "X", "collective");
+  ASSERT_EQ(slices.size(), 2u) << "rank 0's amax_reduce and rank 1's grad_bucket joined, neither completed";
+  for (const auto& slice : slices) {
+    EXPECT_TRUE(slice["name"].get<std::string>().ends_with(" (never completed)")) << slice.dump();
+    EXPECT_EQ(slice["args"]["completed"], false) << slice.dump();
+  }
+}
+
+TEST(Perfetto, a_timed_trace_is_laid_out_in_the_cost_model_s_microseconds) {
+  const Scenario s = testing::wait_after_copy(2, false);
+  CostModel cost;
+  TimedStrategy timed(s, cost);
+  const RunResult run = run_once(s, timed);
+  ASSERT_EQ(run.outcome, RunOutcome::finished);
+  const Trace trace = make_trace(s, run, TraceOrigin{"timed", 0, 0, {}}, {}, &timed.timing());
+  const auto chrome = to_chrome_trace(trace);
+  EXPECT_EQ(chrome["otherData"]["time"], "microseconds (cost model)");
+  std::map<std::size_t, std::pair<double, double>> span_of_step;
+  for (const TraceStep& step : trace.steps) {
+    ASSERT_TRUE(step.timing.has_value());
+    span_of_step[step.step] = {step.timing->start_us, step.timing->end_us};
+  }
+  std::size_t checked = 0;
+  for (const char* cat : {"issue", "execute"}) {
+    for (const auto& slice : events_of(chrome, "X", cat)) {
+      const auto [start, end] = span_of_step.at(slice["args"]["step"].get<std::size_t>());
+      EXPECT_DOUBLE_EQ(slice["ts"].get<double>(), start) << slice.dump();
+      EXPECT_DOUBLE_EQ(slice["dur"].get<double>(), end - start) << slice.dump();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0u);
+  EXPECT_GT(trace.summary.makespan_us, static_cast<double>(trace.steps.size())) << "microseconds, not step numbers";
 }
 
 }  // namespace
