@@ -53,6 +53,35 @@ TEST(ScenarioTemplate, one_entry_expands_into_a_rank_per_listed_index) {
   EXPECT_EQ(s.checks[0].replicas[3].rank, 3u);
 }
 
+TEST(ScenarioTemplate, rank_expressions_parities_and_only_expand_on_each_rank_as_written) {
+  // A pairwise exchange written once: {rank^1} is the partner (0-1, 2-3), {rank^3} the rank
+  // across (0-3, 1-2); even and odd ranks take their own value; "only": "odd" ops exist on
+  // odd ranks alone.
+  const json doc = json::parse(R"({
+    "name": "pairs",
+    "ranks": [{"for": [0, 1, 2, 3], "name": "rank{rank}", "streams": ["s"], "buffers": [{"name": "x", "size": 4}],
+      "threads": [{"name": "main", "program": [
+        {"kind": "fill", "name": "values", "stream": "s", "writes": [{"buffer": "x"}],
+         "values": [{"even": 10, "odd": 20}, "{rank^1}", "{rank^3}", "{rank - 1}"], "only": [1, 2, 3]},
+        {"only": "odd", "kind": "fill", "name": "odd_only", "stream": "s", "writes": [{"buffer": "x"}], "values": [0, 0, 0, 0]}
+      ]}]}]})");
+  const Scenario s = scenario_from_json(doc, "pairs.json");
+  ASSERT_EQ(s.ranks.size(), 4u);
+  for (RankId r = 0; r < 4; ++r) {
+    std::vector<std::string> names;
+    for (const Op& op : s.ranks[r].threads[0].program) names.push_back(op.name);
+    std::vector<std::string> expected;
+    if (r != 0) expected.push_back("values");
+    if (r % 2 == 1) expected.push_back("odd_only");
+    EXPECT_EQ(names, expected) << "rank " << r;
+    if (r == 0) continue;
+    EXPECT_EQ(s.ranks[r].threads[0].program[0].values,
+              (std::vector<float>{r % 2 == 0 ? 10.0f : 20.0f, static_cast<float>(r ^ 1), static_cast<float>(r ^ 3),
+                                  static_cast<float>(r - 1)}))
+        << "rank " << r;
+  }
+}
+
 TEST(ScenarioTemplate, the_writer_writes_the_expansion_and_reading_it_back_gives_the_same_text) {
   const Scenario s = scenario_from_json(testing::shipped_json("custom-template-amax.json"), "t.json");
   const std::string text = scenario_to_text(s);
