@@ -1923,4 +1923,25 @@ MUTANTS = [
         'bug': "a timed trace's timeline is laid out in step numbers instead of the cost model's microseconds",
         'killed_by': 'default',
     },
+    {
+        'id': 'O21', 'file': 'src/protocols/layout.cpp',
+        'old': 'case GroupKind::dp: return partition({Dim::cp, Dim::dp});',
+        'new': 'case GroupKind::dp: return partition({Dim::dp});',
+        'bug': 'the dp amax group leaves out the context-parallel peers, which hold the same weights and so the same tensors',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O22', 'file': 'src/protocols/layout.cpp',
+        'old': 'case GroupKind::tp_dp: return partition({Dim::tp, Dim::cp, Dim::dp});',
+        'new': 'case GroupKind::tp_dp: return partition({Dim::tp, Dim::dp});',
+        'bug': 'the tp_dp amax group leaves out the context-parallel peers',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'O23', 'file': 'src/protocols/layout.cpp',
+        'old': 'if (!varies(dim) && c[dim] != base[dim]) same = false;',
+        'new': 'if (!varies(dim) && dim != Dim::pp && c[dim] != base[dim]) same = false;',
+        'bug': 'every group spans the pipeline stages: ranks of different stages, which hold different modules, are grouped as replicas',
+        'killed_by': 'default',
+    },
 ]
