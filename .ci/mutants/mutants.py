@@ -1944,4 +1944,32 @@ MUTANTS = [
         'bug': 'every group spans the pipeline stages: ranks of different stages, which hold different modules, are grouped as replicas',
         'killed_by': 'default',
     },
+    {
+        'id': 'RD12', 'file': 'src/io/scenario_json_write.cpp',
+        'old': '  j["kernels"] = enum_name(s.kernels);\n',
+        'new': '',
+        'bug': 'a written scenario (a trace\'s, a shrunk one\'s) leaves out "kernels": a serialized-kernel scenario reads back as concurrent',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RD13', 'file': 'src/io/scenario_json_write.cpp',
+        'old': '  if (op.group != 0) j["group"] = op.group;\n',
+        'new': '',
+        'bug': 'a written scenario leaves out its send/recv groups: they read back ungrouped',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RD14', 'file': 'src/io/scenario_json_write.cpp',
+        'old': 'if (uses(field_count) || op.count != 0) j["count"] = op.count;',
+        'new': 'if (uses(field_count) && op.count != 0) j["count"] = op.count;',
+        'bug': 'a written host wait for zero signals leaves out its count',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'RD15', 'file': 'src/io/scenario_json_write.cpp',
+        'old': '      c["expected"] = floats(check.expected);\n',
+        'new': '',
+        'bug': "a written scenario's checks lose their expected values: its replay holds the replicas to agreement alone",
+        'killed_by': 'default',
+    },
 ]
