@@ -9,12 +9,24 @@
 #include "detectors/deadlock_detector.h"
 #include "engine/litmus.h"
 #include "model/builder.h"
+#include "scheduler/scenarios.h"
 
 namespace amaxcheck {
 namespace {
 
 using litmus::has;
 using litmus::run_once;
+
+/// The deadlock hazards of one run of `s` (run_once); a test failure when there is none.
+std::vector<Hazard> deadlocks_of(const Scenario& s) {
+  const std::vector<Hazard> hazards = run_once(s);
+  std::vector<Hazard> deadlocks;
+  for (const Hazard& h : hazards) {
+    if (h.kind == HazardKind::deadlock) deadlocks.push_back(h);
+  }
+  EXPECT_FALSE(deadlocks.empty()) << s.name << ": " << litmus::describe(hazards);
+  return deadlocks;
+}
 
 /// Two ranks issuing a small (amax) and a gradient all-reduce on one communicator: by default
 /// a large one, summed; with `grad_elems` 1 and max, one of the amax's own signature.
@@ -186,24 +198,6 @@ TEST(DeadlockDetector, reports_the_wait_for_cycle_of_rank_dependent_order_under_
   EXPECT_FALSE(has(hazards, HazardKind::collective_mismatch)) << "a separate comm fixes the matching";
 }
 
-/// Rank 1 issues the amax reduction, but behind a gradient bucket on the same stream that
-/// rank 0 never issues: rank 1 has not joined the reduction although it issued it.
-Scenario issued_behind_a_collective_never_matched() {
-  ScenarioBuilder b("blocked_behind");
-  const RankId r0 = b.rank(), r1 = b.rank();
-  const CommId amax_comm = b.comm("amax", {r0, r1});
-  const CommId dp = b.comm("dp", {r0, r1});
-  for (RankId r : {r0, r1}) {
-    const ThreadId t = b.thread(r, "main");
-    const StreamId s = b.stream(r, "nccl");
-    const BufferId amax = b.buffer(r, "amax", 1);
-    const BufferId grad = b.buffer(r, "grad", 8);
-    if (r == r1) b.op(r, t, ScenarioBuilder::all_reduce(s, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum));
-    b.op(r, t, ScenarioBuilder::all_reduce(s, amax_comm, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce"));
-  }
-  return b.build();
-}
-
 /// Rank 0 issues A (comm c1), waits for it, then B (comm c2); rank 1 issues B and waits for it,
 /// but its program has no A. A missing op, not an ordering: no wait-for cycle may be claimed.
 Scenario a_member_whose_program_lacks_the_collective() {
@@ -265,10 +259,7 @@ TEST(DeadlockDetector, a_collective_not_issued_yet_waits_for_the_threads_that_wo
   // from the joined collective to that thread closes the cycle, and each host synchronization
   // waits for what it drains.
   for (const OpKind sync : {OpKind::stream_synchronize, OpKind::device_synchronize, OpKind::event_synchronize}) {
-    const auto hazards = run_once(blocking_waits_in_rank_dependent_order(sync));
-    ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << to_string(sync) << ": " << litmus::describe(hazards);
-    for (const auto& h : hazards) {
-      if (h.kind != HazardKind::deadlock) continue;
+    for (const Hazard& h : deadlocks_of(blocking_waits_in_rank_dependent_order(sync))) {
       EXPECT_TRUE(is_wait_for_cycle(h)) << to_string(sync) << ": " << h.summary;
       EXPECT_EQ(h.participants.size(), 4u) << h.summary;
     }
@@ -300,10 +291,7 @@ Scenario host_flag_in_rank_dependent_order() {
 }
 
 TEST(DeadlockDetector, a_host_wait_waits_for_the_threads_that_could_signal_its_flag) {
-  const auto hazards = run_once(host_flag_in_rank_dependent_order());
-  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
-  for (const auto& h : hazards) {
-    if (h.kind != HazardKind::deadlock) continue;
+  for (const Hazard& h : deadlocks_of(host_flag_in_rank_dependent_order())) {
     EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
     EXPECT_NE(h.summary.find("rank 0 thread waiter (wait_a_done)"), std::string::npos) << h.summary;
   }
@@ -349,12 +337,7 @@ Scenario send_ahead_of_a_collective_its_peer_runs_first() {
 TEST(DeadlockDetector, a_started_send_waits_for_whatever_holds_back_its_match) {
   // Not issued yet: the peer threads that would issue it; issued: the peer stream that holds it.
   for (const Scenario& s : {blocking_sends_both_first(), send_ahead_of_a_collective_its_peer_runs_first()}) {
-    const auto hazards = run_once(s);
-    ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << s.name << ": " << litmus::describe(hazards);
-    for (const auto& h : hazards) {
-      if (h.kind != HazardKind::deadlock) continue;
-      EXPECT_TRUE(is_wait_for_cycle(h)) << s.name << ": " << h.summary;
-    }
+    for (const Hazard& h : deadlocks_of(s)) EXPECT_TRUE(is_wait_for_cycle(h)) << s.name << ": " << h.summary;
   }
 }
 
@@ -379,10 +362,7 @@ Scenario two_streams_on_one_comm_in_rank_dependent_order() {
 }
 
 TEST(DeadlockDetector, a_comm_op_waits_for_the_stream_that_holds_its_communicator_s_earlier_op) {
-  const auto hazards = run_once(two_streams_on_one_comm_in_rank_dependent_order());
-  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
-  for (const auto& h : hazards) {
-    if (h.kind != HazardKind::deadlock) continue;
+  for (const Hazard& h : deadlocks_of(two_streams_on_one_comm_in_rank_dependent_order())) {
     EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
     EXPECT_NE(h.summary.find("rank 0 stream s2 (B)"), std::string::npos) << h.summary;
     EXPECT_NE(h.summary.find("rank 0 stream s1 (A)"), std::string::npos) << h.summary;
@@ -411,17 +391,14 @@ Scenario stream_wait_in_rank_dependent_order() {
 }
 
 TEST(DeadlockDetector, a_stream_wait_waits_for_the_stream_that_records_its_event) {
-  const auto hazards = run_once(stream_wait_in_rank_dependent_order());
-  ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
-  for (const auto& h : hazards) {
-    if (h.kind != HazardKind::deadlock) continue;
+  for (const Hazard& h : deadlocks_of(stream_wait_in_rank_dependent_order())) {
     EXPECT_TRUE(is_wait_for_cycle(h)) << h.summary;
     EXPECT_NE(h.summary.find("rank 0 stream s (wait_E)"), std::string::npos) << h.summary;
   }
 }
 
 TEST(DeadlockDetector, tells_a_collective_issued_behind_a_blocked_op_from_one_never_issued) {
-  const auto hazards = run_once(issued_behind_a_collective_never_matched());
+  const auto hazards = run_once(sched::testing::issued_behind_a_collective_never_matched());
   ASSERT_TRUE(has(hazards, HazardKind::deadlock)) << litmus::describe(hazards);
   for (const auto& h : hazards) {
     if (h.kind != HazardKind::deadlock) continue;

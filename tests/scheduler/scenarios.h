@@ -224,4 +224,22 @@ inline Scenario te_async_point(CommChoice comm, WaitPoint wait, std::uint32_t dp
   return build_protocol(knobs);
 }
 
+/// Rank 1 issues the amax reduction, but behind a gradient bucket on the same stream that
+/// rank 0 never issues: rank 1 has not joined the reduction although it issued it.
+inline Scenario issued_behind_a_collective_never_matched() {
+  ScenarioBuilder b("blocked_behind");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId amax_comm = b.comm("amax", {r0, r1});
+  const CommId dp = b.comm("dp", {r0, r1});
+  for (RankId r : {r0, r1}) {
+    const ThreadId t = b.thread(r, "main");
+    const StreamId s = b.stream(r, "nccl");
+    const BufferId amax = b.buffer(r, "amax", 1);
+    const BufferId grad = b.buffer(r, "grad", 8);
+    if (r == r1) b.op(r, t, ScenarioBuilder::all_reduce(s, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum));
+    b.op(r, t, ScenarioBuilder::all_reduce(s, amax_comm, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce"));
+  }
+  return b.build();
+}
+
 }  // namespace amaxcheck::sched::testing

@@ -10,7 +10,6 @@
 #include "trace/reproduce.h"
 #include "scheduler/run.h"
 #include "scenarios.h"
-#include "model/builder.h"
 #include "scheduler/random_strategy.h"
 
 namespace amaxcheck::sched {
@@ -140,21 +139,9 @@ TEST(Perfetto, each_hazard_marker_sits_at_its_participant_s_step) {
 }
 
 TEST(Perfetto, a_collective_that_never_completed_shows_its_joins_as_such) {
-  // Rank 1 issues its amax all-reduce behind a gradient bucket rank 0 never issues: rank 0's
-  // all-reduce joins and waits for ever.
-  ScenarioBuilder b("blocked_behind");
-  const RankId r0 = b.rank(), r1 = b.rank();
-  const CommId amax_comm = b.comm("amax", {r0, r1});
-  const CommId dp = b.comm("dp", {r0, r1});
-  for (RankId r : {r0, r1}) {
-    const ThreadId t = b.thread(r, "main");
-    const StreamId st = b.stream(r, "nccl");
-    const BufferId amax = b.buffer(r, "amax", 1);
-    const BufferId grad = b.buffer(r, "grad", 8);
-    if (r == r1) b.op(r, t, ScenarioBuilder::all_reduce(st, dp, {grad, 0, 8}, {grad, 0, 8}, "grad_bucket", ReduceOp::sum));
-    b.op(r, t, ScenarioBuilder::all_reduce(st, amax_comm, {amax, 0, 1}, {amax, 0, 1}, "amax_reduce"));
-  }
-  const Scenario s = b.build();
+  // Rank 0's amax all-reduce joins and waits for ever: rank 1 issued its own behind a gradient
+  // bucket that rank 0 never issues.
+  const Scenario s = testing::issued_behind_a_collective_never_matched();
   RandomStrategy random(1);
   const RunResult run = run_once(s, random);
   ASSERT_EQ(run.outcome, RunOutcome::stuck);
