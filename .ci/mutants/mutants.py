@@ -1967,4 +1967,32 @@ MUTANTS = [
         'bug': "a written scenario's checks lose their expected values: its replay holds the replicas to agreement alone",
         'killed_by': 'default',
     },
+    {
+        'id': 'JU1', 'file': 'sim/cli/junit_xml.cpp',
+        'old': 'failures += c.outcome == JunitCase::Outcome::failure;',
+        'new': 'failures += c.outcome == JunitCase::Outcome::error;',
+        'bug': "the JUnit report's failure count counts errors instead of failed cases",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'JU2', 'file': 'sim/cli/junit_xml.cpp',
+        'old': 'if (c.outcome != JunitCase::Outcome::passed) {',
+        'new': 'if (c.outcome == JunitCase::Outcome::error) {',
+        'bug': 'a case whose expectation failed is written without its <failure>: CI reads it as passed',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'JU3', 'file': 'sim/cli/junit_xml.cpp',
+        'old': 'return outcome == JunitCase::Outcome::failure ? "failure" : "error";',
+        'new': 'return "error";',
+        'bug': 'a case whose expectation failed is written as an error of the tool instead of a failure',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'JU4', 'file': 'sim/cli/junit_xml.cpp',
+        'old': '      case \'<\': out += "&lt;"; break;\n',
+        'new': '      case \'<\': out += "<"; break;\n',
+        'bug': "a '<' in a case's message or output is written unescaped: the report is not XML",
+        'killed_by': 'default',
+    },
 ]
