@@ -1995,4 +1995,18 @@ MUTANTS = [
         'bug': "a '<' in a case's message or output is written unescaped: the report is not XML",
         'killed_by': 'default',
     },
+    {
+        'id': 'F10', 'file': 'src/fr/job.cpp',
+        'old': 'compared_.assign(texts_.size(), Compared::both);',
+        'new': 'compared_.assign(texts_.size(), Compared::no_sizes);',
+        'bug': "the Flight Recorder import compares no collective's sizes: ranks that reduce tensors of different sizes agree",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'F11', 'file': 'src/fr/job.cpp',
+        'old': 'op_of_[i] = colon == std::string::npos ? static_cast<std::uint32_t>(i) : intern_text(name.substr(colon + 1));',
+        'new': 'op_of_[i] = static_cast<std::uint32_t>(i);',
+        'bug': "the Flight Recorder import takes 'nccl:all_reduce' and 'all_reduce' for different ops",
+        'killed_by': 'default',
+    },
 ]
