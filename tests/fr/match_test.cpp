@@ -180,6 +180,19 @@ TEST(Match, dumps_that_disagree_on_the_members_are_a_finding_and_the_majority_wi
               ElementsAre("the dumps disagree on the members: rank(s) 0, 1 say [0, 1]; rank(s) 2 say [0, 1, 2]"));
 }
 
+TEST(Match, an_operation_mismatch_names_each_rank_s_op_without_its_backend) {
+  // Rank 1 broadcasts where ranks 0 and 2 all-reduce, all of one size: a type mismatch, shown
+  // as the collectives (the profiling name's backend, "nccl:", is the group's, not the op's).
+  std::vector<E> odd = seqs(1, 3);
+  odd[1].name = "nccl:broadcast";
+  const Matched m = match({dump(0, seqs(1, 3)), dump(1, odd), dump(2, seqs(1, 3))});
+  const GroupReport& g = m.report.groups[0];
+  ASSERT_TRUE(g.first);
+  EXPECT_EQ(g.first->seq, 2);
+  EXPECT_THAT(g.first->ranks, ElementsAre(1));
+  EXPECT_THAT(texts(g.first->findings), ElementsAre("operations differ: ranks 0, 2: all_reduce; rank 1: broadcast"));
+}
+
 TEST(Match, gloo_states_are_not_compared) {
   std::vector<E> a = {{.name = "gloo:all_reduce", .state = "scheduled"}};
   std::vector<E> b = {{.name = "gloo:all_reduce", .state = "completed"}};
