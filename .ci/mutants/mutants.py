@@ -23,7 +23,9 @@ generator: that the program under test is the design its knobs name (where each 
 communicator the amax reduction shares, what it reduces, each rank's own inputs), U the run loop:
 a run's outcome and the hazards it gathers from its detectors, RD the scenario reader's fields
 (that the scenario checked is the file's), HR the hazard report as the CLI prints it (each
-hazard's replay command, every kind shown, the tally).
+hazard's replay command, every kind shown, the tally), PF the Perfetto timeline, JU the JUnit
+report CI reads, KV the protocol knobs' validation (a rule naming what does not exist is refused,
+not applied to nothing).
 file, old, new: the edit (`old` must occur exactly once in `file`).
 bug: what the mutant gets wrong, as a user would meet it.
 killed_by: the cheapest suite that must catch it: "default" (the C++ programs of the suite CI
@@ -2007,6 +2009,34 @@ MUTANTS = [
         'old': 'op_of_[i] = colon == std::string::npos ? static_cast<std::uint32_t>(i) : intern_text(name.substr(colon + 1));',
         'new': 'op_of_[i] = static_cast<std::uint32_t>(i);',
         'bug': "the Flight Recorder import takes 'nccl:all_reduce' and 'all_reduce' for different ops",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'KV1', 'file': 'src/protocols/validate_knobs.cpp',
+        'old': '  if (rank >= world) reject(knob, fmt::format("rank {} out of range in \\"{}\\" (world size {})", rank, rule, world));\n',
+        'new': '',
+        'bug': 'a rule naming a rank outside the world (--skip 9:0 at 8 ranks) is taken and applies to nothing: the check runs another design than the one asked for',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'KV2', 'file': 'src/protocols/validate_knobs.cpp',
+        'old': '  if (iter >= k.iters) reject(knob, fmt::format("iteration {} out of range in \\"{}\\" (--iters {})", iter, rule, k.iters));\n',
+        'new': '',
+        'bug': 'a rule naming an iteration past --iters is taken and applies to nothing',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'KV3', 'file': 'src/protocols/validate_knobs.cpp',
+        'old': '    if (seen[r] < 0) reject("group", fmt::format("rank {} is in no rank list; the lists must cover every rank", r));\n',
+        'new': '',
+        'bug': '--group rank lists that leave a rank out are taken',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'W13', 'file': 'src/protocols/schedule.cpp',
+        'old': 'const std::uint32_t warmup = knobs.pp_schedule == PpSchedule::one_f_one_b ? std::min(knobs.pp - stage - 1, m) : 0;',
+        'new': 'const std::uint32_t warmup = 0;',
+        'bug': '1F1B is written without its warm-up forwards: every stage alternates forward and backward from the first microbatch',
         'killed_by': 'default',
     },
 ]
