@@ -297,9 +297,9 @@ TEST(DeadlockDetector, a_host_wait_waits_for_the_threads_that_could_signal_its_f
   }
 }
 
-/// Blocking sends in a ring of two, each rank sending before it receives and waiting for its
-/// send (`grouped` false); rank 0's send waits for rank 1's recv, which rank 1's thread issues
-/// only after its own send is done: rank 0's stream -> rank 1's thread -> rank 1's stream ->
+/// Blocking sends in a ring of two, not grouped: each rank sends, waits for its send, then
+/// receives. Rank 0's send waits for rank 1's recv, which rank 1's thread issues only after its
+/// own send is done: rank 0's stream -> rank 1's thread -> rank 1's stream ->
 /// rank 0's thread -> rank 0's stream.
 Scenario blocking_sends_both_first() {
   ScenarioBuilder b("send_send");

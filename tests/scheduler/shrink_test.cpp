@@ -325,8 +325,9 @@ TEST(Shrink, the_lineage_names_every_rank_op_and_check_of_the_shrunk_scenario) {
 
 /// custom-wait-after-copy.json in small, its checks "expected": "reference": each of two ranks
 /// writes its local amax (3 on rank 0, 7 on rank 1) into a buffer, all-reduces it (MAX) on a
-/// side stream and copies it back into its history before waiting for the reduction; the
-/// reference (the program run one blocking op at a time) is 7 in every history.
+/// side stream and copies it back into its history before waiting for the reduction; in the
+/// reference (the program run one blocking op at a time) every history ends [0, 7], the scale
+/// update having rolled the reduced 7 to its end.
 Scenario wait_after_copy_with_reference_checks() {
   const auto rank = [](const std::string& name, float amax) {
     return nlohmann::json{
