@@ -2039,4 +2039,18 @@ MUTANTS = [
         'bug': '1F1B is written without its warm-up forwards: every stage alternates forward and backward from the first microbatch',
         'killed_by': 'default',
     },
+    {
+        'id': 'T23', 'file': 'sim/trace/reproduce.cpp',
+        'old': '    replay.check_ended();\n',
+        'new': '',
+        'bug': 'a replay takes a trace whose recorded choices go on past the end of the run it makes',
+        'killed_by': 'default',
+    },
+    {
+        'id': 'T24', 'file': 'sim/trace/reproduce.cpp',
+        'old': 'options.max_steps = trace.summary.outcome == RunOutcome::step_limit ? trace.steps.size()\n                                                                      : std::max(step_cap(scenario), trace.steps.size() + 1);',
+        'new': 'options.max_steps = std::max(step_cap(scenario), trace.steps.size() + 1);',
+        'bug': 'a trace its step cap cut replays past the cap instead of ending where the recording ends',
+        'killed_by': 'default',
+    },
 ]
