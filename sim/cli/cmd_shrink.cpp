@@ -54,6 +54,8 @@ int shrink(const ShrinkArgs& args) {
   parameters["original_strategy"] = trace.header.strategy;
   parameters["original_parameters"] = trace.header.parameters;
   parameters["tests"] = result.tests;
+  // Cut short by --max-tests: the run kept is the bug, but maybe not the smallest run of it.
+  parameters["budget_exhausted"] = result.budget_exhausted;
   parameters["mapping"] = sched::lineage_json(result.scenario, result.lineage);
   const sched::Trace shrunk = sched::make_trace(
       result.scenario, result.run, sched::TraceOrigin{"shrink", trace.header.seed, trace.header.run_index, parameters},

@@ -365,5 +365,19 @@ TEST(ReplayCli, check_determinism_holds_the_replays_to_the_file_byte_for_byte) {
   EXPECT_NE(other.out.find("the replay is deterministic but differs from the file"), std::string::npos) << other.out;
 }
 
+TEST(ShrinkCli, a_shrink_cut_short_by_max_tests_says_so_on_screen_and_in_its_trace) {
+  const std::string trace = temp_path("shrink_budget.jsonl");
+  const Ran check = amaxcheck({"check", "te-async", "--wait", "after-copy", "--dp", "4", "--modules", "1", "--iters", "1",
+                               "--trace-out", trace, "--quiet"});
+  ASSERT_EQ(check.code, exit_hazard) << check.out << check.err;
+  for (const auto& [max_tests, cut] : {std::pair{"3", true}, std::pair{"20000", false}}) {
+    const std::string shrunk = temp_path(std::string("shrink_budget_") + max_tests + ".jsonl");
+    const Ran r = amaxcheck({"shrink", trace, "-o", shrunk, "--max-tests", max_tests});
+    ASSERT_EQ(r.code, exit_clean) << r.out << r.err;
+    EXPECT_EQ(r.out.find(", budget exhausted)") != std::string::npos, cut) << r.out;
+    EXPECT_EQ(sched::read_trace_file(shrunk).header.parameters["budget_exhausted"], cut) << max_tests;
+  }
+}
+
 }  // namespace
 }  // namespace amaxcheck::cli
