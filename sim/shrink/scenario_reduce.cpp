@@ -63,13 +63,18 @@ std::optional<Reduced> drop_rank(const Reduced& from, RankId rank) {
     Communicator& comm = out.comms[c];
     const int removed = member_index(comm, rank);
     if (removed >= 0) {
-      // A broadcast rooted at the dropped member has no source any more; roots after it shift.
+      // Member indices after the dropped member shift down. A broadcast rooted at it has no
+      // source any more, and a send or recv paired with it no partner: the candidate would be
+      // another program, not a smaller one, so there is none.
+      const auto removed_member = static_cast<std::uint32_t>(removed);
       for (Rank& r : out.ranks) {
         for (Thread& t : r.threads) {
           for (Op& op : t.program) {
-            if (op.comm != c || op.kind != OpKind::broadcast) continue;
-            if (op.root == static_cast<std::uint32_t>(removed)) return std::nullopt;
-            if (op.root > static_cast<std::uint32_t>(removed)) --op.root;
+            if (op.comm != c) continue;
+            std::uint32_t* const member = op.kind == OpKind::broadcast ? &op.root : is_p2p(op.kind) ? &op.peer : nullptr;
+            if (member == nullptr) continue;
+            if (*member == removed_member) return std::nullopt;
+            if (*member > removed_member) --*member;
           }
         }
       }

@@ -416,6 +416,49 @@ TEST(ScenarioReduce, dropping_a_rank_renumbers_the_communicators) {
   EXPECT_EQ(smaller->lineage.original(OpRef{1, 0, 0}), (OpRef{2, 0, 0}));
 }
 
+TEST(ScenarioReduce, dropping_a_rank_renumbers_the_peers_of_sends_and_recvs) {
+  // p2p_chain: 0 -> 1 -> 2 on one communicator. Without the pair 0 -> 1, rank 0 can go: the
+  // pair 1 -> 2 is then members 0 -> 1 of the smaller communicator, still the same two ranks.
+  const Scenario s = p2p_chain(false);
+  std::vector<OpRef> without_pair01;
+  for (const OpRef& ref : all_ops(s)) {
+    if (ref.rank != 0 && ref != OpRef{1, 0, 0}) without_pair01.push_back(ref);  // {1, 0, 0}: recv10
+  }
+  const auto smaller = drop_rank(keep_ops(unreduced(s), without_pair01), 0);
+  ASSERT_TRUE(smaller.has_value());
+  const Scenario& out = smaller->scenario;
+  const Op& send12 = out.ranks[0].threads[0].program[0];
+  const Op& recv21 = out.ranks[1].threads[0].program[0];
+  ASSERT_EQ(send12.name, "send12");
+  ASSERT_EQ(recv21.name, "recv21");
+  EXPECT_EQ(out.comms[send12.comm].members.at(send12.peer), 1u) << "send12 still sends to the original rank 2";
+  EXPECT_EQ(out.comms[recv21.comm].members.at(recv21.peer), 0u) << "recv21 still receives from the original rank 1";
+  // With rank 0's send in place, rank 1's recv would lose its partner: no such candidate.
+  EXPECT_FALSE(drop_rank(unreduced(s), 0).has_value());
+  EXPECT_FALSE(drop_rank(unreduced(s), 2).has_value()) << "send12's peer is rank 2";
+}
+
+TEST(ScenarioReduce, dropping_a_rank_renumbers_a_broadcast_s_root_and_keeps_none_without_it) {
+  ScenarioBuilder b("broadcast_from_2");
+  const RankId r0 = b.rank(), r1 = b.rank(), r2 = b.rank();
+  const CommId world = b.comm("world", {r0, r1, r2});
+  for (RankId r : {r0, r1, r2}) {
+    const StreamId stream = b.stream(r, "s");
+    const ThreadId thread = b.thread(r, "main");
+    const BufferId x = b.buffer(r, "x", 1, {static_cast<float>(r)});
+    Op bcast = ScenarioBuilder::all_reduce(stream, world, {x, 0, 1}, {x, 0, 1}, "bcast");
+    bcast.kind = OpKind::broadcast;
+    bcast.root = 2;
+    b.op(r, thread, bcast);
+  }
+  const Scenario s = b.build();
+  const auto smaller = drop_rank(unreduced(s), 0);
+  ASSERT_TRUE(smaller.has_value());
+  const Op& bcast = smaller->scenario.ranks[0].threads[0].program[0];
+  EXPECT_EQ(smaller->scenario.comms[world].members.at(bcast.root), 1u) << "the root is still the original rank 2";
+  EXPECT_FALSE(drop_rank(unreduced(s), 2).has_value()) << "rank 2 is the broadcast's root";
+}
+
 TEST(ScenarioReduce, origin_groups_are_the_numbered_segments) {
   Scenario s = testing::wait_after_copy(2);
   s.ranks[0].threads[0].program[0].origin = "iter 1 / module 3 / forward amax";
