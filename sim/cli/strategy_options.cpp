@@ -25,8 +25,7 @@ CLI::Option* add_param(CLI::App& group, const sched::StrategyParam& param, sched
           [&args, name = std::string(param.name)](std::int64_t count) { args.set(name, count > 0); }, param.help);
     case sched::ParamType::count: return add_typed<std::uint64_t>(group, param, args)->check(whole_number());
     case sched::ParamType::integer: return add_typed<std::int64_t>(group, param, args);
-    case sched::ParamType::number:
-    case sched::ParamType::positive_number: return add_typed<double>(group, param, args);
+    case sched::ParamType::number: return add_typed<double>(group, param, args);
     case sched::ParamType::choice: return add_typed<std::string>(group, param, args);
   }
   return nullptr;

@@ -39,7 +39,6 @@ std::string expected(const StrategyParam& param) {
     case ParamType::count: return "a whole number >= 0";
     case ParamType::integer: return "a whole number";
     case ParamType::number: return "a number";
-    case ParamType::positive_number: return "a positive number";
     case ParamType::choice: return param.choices;
   }
   return "?";
@@ -51,10 +50,6 @@ bool valid(const StrategyParam& param, std::string_view text) {
     case ParamType::count: return parse_whole<std::uint64_t>(text).has_value();
     case ParamType::integer: return parse_whole<std::int64_t>(text).has_value();
     case ParamType::number: return parse_number(text).has_value();
-    case ParamType::positive_number: {
-      const auto value = parse_number(text);
-      return value && *value > 0;  // NaN is not positive either
-    }
     case ParamType::choice: return is_choice(param.choices, text);
   }
   return false;
@@ -79,8 +74,7 @@ void check_param_value(const StrategyParam& param, std::string_view text) {
 std::string_view StrategySetup::text(std::string_view name, ParamType type) const {
   for (const StrategyParam& param : params_) {
     if (param.name != name) continue;
-    const bool number_kind = type == ParamType::number && param.type == ParamType::positive_number;
-    AMAX_CHECK(param.type == type || number_kind, fmt::format("strategy parameter '{}' read as another type", name));
+    AMAX_CHECK(param.type == type, fmt::format("strategy parameter '{}' read as another type", name));
     const std::string* given = args_.find(name);
     const std::string_view value = given ? std::string_view(*given) : std::string_view(param.default_value);
     check_param_value(param, value);

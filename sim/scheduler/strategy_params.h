@@ -26,7 +26,6 @@ enum class ParamType : std::uint8_t {
   count,            ///< a whole number >= 0 (64 bits)
   integer,          ///< a whole number, maybe negative
   number,           ///< a real number
-  positive_number,  ///< a real number > 0
   choice,           ///< one of StrategyParam::choices
 };
 
@@ -88,7 +87,7 @@ class StrategySetup {
   bool flag(std::string_view name) const;
   std::uint64_t count(std::string_view name) const;
   std::int64_t integer(std::string_view name) const;
-  double number(std::string_view name) const;  ///< number or positive_number
+  double number(std::string_view name) const;
   std::string choice(std::string_view name) const;
 
  private:

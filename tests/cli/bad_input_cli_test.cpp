@@ -154,6 +154,13 @@ TEST(HostileScenario, knob_options_with_a_scenario_file_are_bad_input_not_ignore
   EXPECT_NE(typo.err.find("te-asyn: not a protocol"), std::string::npos) << typo.err;
 }
 
+TEST(HostileScenario, a_misspelt_backend_is_bad_input_not_the_simulator) {
+  const Ran r = amaxcheck({"check", "te-sync", "--dp", "2", "--iters", "1", "--backend", "GPU"});
+  EXPECT_EQ(r.code, exit_bad_input) << r.out << r.err;
+  EXPECT_NE(r.err.find("--backend: expected sim|gpu, got \"GPU\""), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "") << "nothing was checked";
+}
+
 TEST(OutputPaths, a_trace_folder_that_cannot_be_made_is_bad_input_before_the_check_runs) {
   const std::string file = write_file("a_plain_file", "x");
   for (const std::vector<std::string>& args :

@@ -63,6 +63,12 @@ TEST(StrategyOptions, a_bad_value_is_exit_2_naming_the_option) {
   const Ran algo = amaxcheck(with(target, {"--strategy", "timed", "--collective-algo", "mesh"}));
   EXPECT_EQ(algo.code, exit_bad_input);
   EXPECT_NE(algo.err.find("--collective-algo: expected auto|ring|tree|nvls, got \"mesh\""), std::string::npos) << algo.err;
+  // A choice is a whole word: neither a prefix of one nor nothing.
+  for (const char* partial : {"rin", ""}) {
+    const Ran r = amaxcheck(with(target, {"--strategy", "timed", "--collective-algo", partial}));
+    EXPECT_EQ(r.code, exit_bad_input) << "\"" << partial << "\"\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("--collective-algo: expected auto|ring|tree|nvls"), std::string::npos) << r.err;
+  }
   const Ran depth = amaxcheck(with(target, {"--strategy", "pct", "--depth", "two"}));
   EXPECT_EQ(depth.code, exit_bad_input);
   EXPECT_NE(depth.err.find("--depth"), std::string::npos) << depth.err;

@@ -331,6 +331,12 @@ TEST(SuiteCli, json_lists_each_case_with_its_status_and_replay_command) {
   EXPECT_EQ(j["cases"][1]["verdict"], "hazard");
   EXPECT_EQ(j["cases"][1]["replay"], "amaxcheck replay " + out_dir("json") + "/waits_after_copy.trace.jsonl");
   EXPECT_FALSE(j.at("cases").at(1).at("hazards").at(0).at("participants").empty());
+  // Beside the trace, its timeline for ui.perfetto.dev; a met clean case has neither.
+  EXPECT_EQ(j["cases"][0]["timeline"], nullptr);
+  const std::string timeline = out_dir("json") + "/waits_after_copy.perfetto.json";
+  EXPECT_EQ(j["cases"][1]["timeline"], timeline);
+  const auto events = nlohmann::json::parse(read(timeline)).at("traceEvents");
+  EXPECT_FALSE(events.empty()) << timeline;
 }
 
 TEST(SuiteCli, the_junit_report_has_one_testcase_per_case_with_the_failure_and_the_replay) {
@@ -373,6 +379,15 @@ TEST(CheckCli, junit_xml_fails_the_testcase_on_a_hazard_and_passes_a_clean_check
   EXPECT_NE(ok.find(R"(failures="0")"), std::string::npos) << ok;
   EXPECT_EQ(ok.find("<failure"), std::string::npos) << ok;
   EXPECT_NE(ok.find("<system-out>no hazard found\nsampled: 5 random run(s)"), std::string::npos) << ok;
+  // Cut short by its step cap: neither passed nor failed, an error of the check.
+  const std::string cut = temp_path("check_cut.xml");
+  const Ran r3 = amaxcheck({"check", "te-sync", "--dp", "2", "--modules", "1", "--iters", "1", "--runs", "2",
+                            "--max-steps", "5", "--junit-xml", cut});
+  EXPECT_EQ(r3.code, exit_inconclusive) << r3.out << r3.err;
+  const std::string inconclusive = read(cut);
+  EXPECT_NE(inconclusive.find(R"(errors="1" failures="0")"), std::string::npos) << inconclusive;
+  EXPECT_NE(inconclusive.find(R"(<error message=")"), std::string::npos) << inconclusive;
+  EXPECT_NE(inconclusive.find(R"(type="inconclusive")"), std::string::npos) << inconclusive;
 }
 
 TEST(JunitXml, escapes_markup_and_characters_xml_cannot_hold) {

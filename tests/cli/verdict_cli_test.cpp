@@ -198,7 +198,33 @@ TEST(CheckCli, a_hazard_is_exit_1_for_every_strategy_even_when_the_search_stops_
     EXPECT_EQ(r.code, exit_hazard) << strategy << "\n" << r.out << r.err;
     EXPECT_NE(r.out.find("verdict: HAZARD"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("incomplete (capped or bounded)"), std::string::npos) << r.out;
+    if (std::string(strategy) == "exhaustive") {
+      // Not "search complete": the schedules after the hazard's were never tried.
+      EXPECT_NE(r.out.find(", search stopped at the first hazard (--keep-going continues)"), std::string::npos) << r.out;
+    }
   }
+}
+
+TEST(CheckCli, one_rank_comms_checks_the_program_with_every_communicator_cut_to_one_rank) {
+  // Rank 0 all-reduces on a two-rank communicator that rank 1 never calls: as written, a
+  // collective its members never all join. Cut to one-rank communicators (the program a GPU run
+  // executes when the two share a GPU), rank 0's all-reduce is its own and completes.
+  ScenarioBuilder b("lonely_all_reduce");
+  const RankId r0 = b.rank(), r1 = b.rank();
+  const CommId world = b.comm("world", {r0, r1});
+  const StreamId s = b.stream(r0, "s");
+  const ThreadId t = b.thread(r0, "main");
+  b.thread(r1, "main");
+  const BufferId x = b.buffer(r0, "x", 1, {1.0f});
+  b.op(r0, t, ScenarioBuilder::all_reduce(s, world, {x, 0, 1}, {x, 0, 1}, "ar"));
+  const std::string path = temp_path("lonely_all_reduce.json");
+  save_scenario_file(b.build(), path);
+  const Ran as_written = amaxcheck({"check", path, "--runs", "3", "--trace-out", temp_path("lonely.jsonl"), "--json"});
+  ASSERT_EQ(as_written.code, exit_hazard) << as_written.out << as_written.err;
+  EXPECT_EQ(nlohmann::json::parse(as_written.out)["hazards"][0]["kind"], "unjoined_collective") << as_written.out;
+  const Ran split = amaxcheck({"check", path, "--runs", "3", "--one-rank-comms", "--json"});
+  ASSERT_EQ(split.code, exit_clean) << split.out << split.err;
+  EXPECT_EQ(nlohmann::json::parse(split.out)["scenario"], "lonely_all_reduce (1-rank communicators)");
 }
 
 TEST(CheckCli, the_replay_command_of_a_trace_path_the_shell_would_split_is_quoted) {
