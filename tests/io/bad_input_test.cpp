@@ -1,5 +1,6 @@
 // Malformed scenario files: each kind of mistake is an InputError that names the field path
 // and what was expected.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -45,6 +46,12 @@ std::vector<BadInput> bad_inputs() {
        "expected a non-negative integer, got a string"},
       {"negative_buffer_size", [](json& d) { d["ranks"][0]["buffers"][0]["size"] = -4; }, "ranks[0].buffers[0].size:",
        "expected a non-negative integer"},
+      {"fractional_buffer_size", [](json& d) { d["ranks"][0]["buffers"][0]["size"] = 2.5; }, "ranks[0].buffers[0].size:",
+       "expected a non-negative integer"},
+      {"buffer_size_past_32_bits", [](json& d) { d["ranks"][0]["buffers"][0]["size"] = 4294967297ull; },
+       "ranks[0].buffers[0].size:", "expected an integer in [0, 4294967295]"},
+      {"margin_below_its_range", [](json& d) { op(d, 0, 7)["scale"]["margin"] = -1000; },
+       "ranks[0].threads[0].program[7].scale.margin:", "expected an integer in [-64, 64]"},
       {"wrong_type_for_a_list", [](json& d) { d["ranks"][0]["threads"][0]["program"] = "fill"; },
        "ranks[0].threads[0].program:", "expected an array"},
       {"top_level_not_an_object", [](json& d) { d = json::array(); }, "(top level):", "expected an object"},
@@ -204,6 +211,23 @@ TEST(BadScenarioFile, a_key_given_twice_in_one_object_names_the_field) {
     FAIL() << "accepted a key given twice";
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "trace.jsonl:7: field 'step': given twice in one object (expected each key once)");
+  }
+  // In an object of many keys (a knobs object) as in a small one, and in a later element of an
+  // array, named by its index.
+  std::string many = "{";
+  for (int k = 0; k < 20; ++k) many += fmt::format("\"k{}\": {}, ", k, k);
+  many += "\"k3\": 0}";
+  try {
+    parse_json_text(many, "memory");
+    FAIL() << "accepted a key given twice: " << many;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'k3': given twice"), std::string::npos) << e.what();
+  }
+  try {
+    parse_json_text(R"({"ranks": [{"name": "a"}, [1, 2], {"name": "b", "name": "c"}]})", "memory");
+    FAIL() << "accepted a key given twice";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'ranks[2].name': given twice"), std::string::npos) << e.what();
   }
 }
 

@@ -91,6 +91,18 @@ TEST(TomlFile, tables_nested_by_dotted_keys_and_headers_are_bounded_like_bracket
   EXPECT_NO_THROW(read_toml_file(toml_file("dotted_fine", forty + " = 1\n" + values), "suite file"));
 }
 
+TEST(TomlFile, each_line_s_dotted_key_counts_its_own_parts_and_lines_in_strings_count) {
+  // A suite of many cases, each with dotted keys: 100 lines of two parts each are no key of 200.
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "k" + std::to_string(i) + ".verdict = \"hazard\"\n";
+  EXPECT_NO_THROW(read_toml_file(toml_file("many_dotted", many), "suite file"));
+  // After a multi-line string of three lines, a key too deep is on line 5, not line 3.
+  std::string key = "a";
+  for (int i = 0; i < 70; ++i) key += ".a";
+  const std::string error = error_of(toml_file("after_multiline", "d = \"\"\"\none\ntwo\"\"\"\nx = 1\n" + key + " = 1\n"));
+  EXPECT_NE(error.find("after_multiline.toml:5: nested deeper than 64 levels"), std::string::npos) << error;
+}
+
 TEST(TomlFile, text_that_is_not_utf8_is_refused_naming_its_line) {
   // Once read as is: an internal error when the suite's name was written as JSON.
   const std::string path = toml_file("not_utf8", "suite = \"s\"\n\nname = \"seed \xff\"\n");

@@ -47,6 +47,42 @@ TEST(Knobs, bad_values_name_the_knob_and_what_was_expected) {
   EXPECT_NE(error_of("colour", "red").find("unknown knob \"colour\""), std::string::npos);
 }
 
+TEST(Knobs, a_number_is_refused_whole_not_read_as_its_leading_digits_or_wrapped_to_32_bits) {
+  // "2x" is no DP 2, and 2^32 + 2 is no DP 2 either: a check of either would be of another design.
+  EXPECT_EQ(error_of("dp", "2x"), "--dp: expected an integer in [1, 65536], got \"2x\"");
+  EXPECT_EQ(error_of("dp", "4294967298"), "--dp: expected an integer in [1, 65536], got \"4294967298\"");
+  EXPECT_EQ(error_of("dp", "65537"), "--dp: expected an integer in [1, 65536], got \"65537\"");
+  EXPECT_NE(error_of("skip", "1:0x"), "");
+  EXPECT_NE(error_of("stage-modules", "2,0").find("--stage-modules"), std::string::npos) << "a stage without a module";
+  // A hand-set value is a number, all of it.
+  for (const char* bad : {"0:0:0:fwd=abc", "0:0:0:fwd=1O", "0:0:0:fwd=1,2,3,4x"}) {
+    EXPECT_NE(error_of("input", bad).find("--input"), std::string::npos) << bad;
+  }
+}
+
+TEST(Knobs, an_input_rule_for_one_tensor_sets_that_tensor_and_writes_it_back) {
+  ProtocolKnobs one = testing::knobs_of(ProtocolName::te_sync, {{"dp", "2"}, {"iters", "1"}});
+  ProtocolKnobs every = one;
+  set_knob(one, "input", "0:0:0:fwd:1=7");
+  set_knob(every, "input", "0:0:0:fwd=7");
+  ASSERT_EQ(one.inputs.size(), 1u);
+  EXPECT_EQ(one.inputs[0].tensor, 1u);
+  EXPECT_NE(command_line(one).find("--input 0:0:0:fwd:1=7"), std::string::npos) << command_line(one);
+  // Only the weight (forward tensor 1) is 7: another design than every forward tensor at 7.
+  EXPECT_NE(scenario_to_json(build_protocol(one)), scenario_to_json(build_protocol(every)));
+  EXPECT_NE(error_of("input", "0:0:0:fwd:x=7"), "");
+}
+
+TEST(Knobs, each_direction_s_tensor_count_is_its_own) {
+  ProtocolKnobs knobs;
+  set_knob(knobs, "bwd-tensors", "3");
+  EXPECT_EQ(knobs.bwd_tensors, 3u);
+  EXPECT_EQ(knobs.fwd_tensors, ProtocolKnobs{}.fwd_tensors);
+  set_knob(knobs, "fwd-tensors", "1");
+  EXPECT_EQ(knobs.fwd_tensors, 1u);
+  EXPECT_EQ(knobs.bwd_tensors, 3u);
+}
+
 TEST(Knobs, cross_checks_reject_out_of_range_rules_and_bad_groups) {
   const auto rejects = [](std::vector<std::pair<std::string, std::string>> settings, const std::string& text) {
     const auto knobs = testing::knobs_of(ProtocolName::te_sync, settings);

@@ -459,6 +459,22 @@ TEST(ScenarioReduce, dropping_a_rank_renumbers_a_broadcast_s_root_and_keeps_none
   EXPECT_FALSE(drop_rank(unreduced(s), 2).has_value()) << "rank 2 is the broadcast's root";
 }
 
+TEST(ScenarioReduce, a_second_reduction_maps_ops_and_checks_to_the_original_not_the_first_reduction) {
+  Scenario s = testing::wait_after_copy(2);
+  for (const char* tensor : {"c0", "c1", "c2"}) s.checks.push_back(ReplicaCheck{tensor, {{0, {1, 0, 1}}}, {}});
+  const auto without_first_op_of_rank0 = [](const Scenario& from) {
+    std::vector<OpRef> kept = all_ops(from);
+    kept.erase(kept.begin());  // rank 0's thread 0's first op
+    return kept;
+  };
+  const Reduced once = keep_ops(unreduced(s), without_first_op_of_rank0(s));
+  const Reduced twice = keep_ops(once, without_first_op_of_rank0(once.scenario));
+  EXPECT_EQ(twice.lineage.original(OpRef{0, 0, 0}), (OpRef{0, 0, 2})) << "the original's third op, not the first reduction's";
+  const Reduced checks_once = keep_checks(unreduced(s), {1, 2});
+  const Reduced checks_twice = keep_checks(checks_once, {1});
+  EXPECT_EQ(checks_twice.lineage.checks, (std::vector<std::size_t>{2})) << "the original's third check";
+}
+
 TEST(ScenarioReduce, origin_groups_are_the_numbered_segments) {
   Scenario s = testing::wait_after_copy(2);
   s.ranks[0].threads[0].program[0].origin = "iter 1 / module 3 / forward amax";
