@@ -2,7 +2,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 #include "fr/dump.h"
 #include "fr/readers.h"
@@ -11,7 +14,10 @@
 namespace amaxcheck::fr {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+namespace fs = std::filesystem;
 
 std::string entry(const std::string& extra = "") {
   return R"({"record_id": 0, "process_group": ["0", "default_pg"], "collective_seq_id": 1,
@@ -32,6 +38,22 @@ std::string error_of(const std::string& entries, const std::string& top = "") {
     return e.what();
   }
   return "(accepted)";
+}
+
+/// A fresh folder for one test's dump files.
+fs::path fresh_folder(const std::string& name) {
+  const fs::path folder = fs::temp_directory_path() / ("amaxcheck_fr_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  return folder;
+}
+
+/// Writes a one-entry JSON dump (`top` adds top-level fields) under `folder`; returns its path.
+std::string write_dump(const fs::path& folder, const std::string& name, const std::string& top = "",
+                       const std::string& before = "") {
+  const fs::path path = folder / name;
+  std::ofstream(path, std::ios::binary) << before << R"({"version": "2.4", )" << top << R"("entries": [)" << entry() << "]}";
+  return path.string();
 }
 
 TEST(ValidateDump, a_well_formed_entry_becomes_a_record_with_shared_tables) {
@@ -84,6 +106,21 @@ TEST(ValidateDump, the_version_must_be_2_x) {
   }
 }
 
+// A version written as a float (2.4, not "2.4") is still a 2.x version.
+TEST(ValidateDump, a_version_written_as_a_number_is_read_as_its_text) {
+  EXPECT_EQ(validate_dump(*read_json(R"({"version": 2.4, "entries": []})"), "f", 0).version, "2.4");
+}
+
+// A major number too long for an int is an unsupported version (bad input), not a crash.
+TEST(ValidateDump, a_version_with_a_huge_major_number_is_not_supported) {
+  try {
+    validate_dump(*read_json(R"({"version": "12345678901.0", "entries": []})"), "f", 0);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "f: Flight Recorder dump version 12345678901.0 is not supported (expected 2.x)");
+  }
+}
+
 TEST(ValidateDump, at_most_64_frames_are_kept_and_the_rest_counted) {
   std::string frames;
   for (int i = 0; i < 100; ++i) frames += (i ? "," : "") + std::string(R"({"name": "f", "filename": "x.py", "line": )") + std::to_string(i) + "}";
@@ -106,6 +143,20 @@ TEST(ValidateDump, ranks_nested_too_deeply_are_refused_with_the_field) {
   EXPECT_THAT(error_of(entry(), R"("pg_config": {"0": {"ranks": "[0, 0]"}}, )"), HasSubstr("a rank appears twice"));
 }
 
+TEST(ValidateDump, a_negative_rank_in_pg_config_is_refused_with_the_field) {
+  EXPECT_THAT(error_of(entry(), R"("pg_config": {"0": {"name": "0", "ranks": "[-1, 0]"}}, )"),
+              HasSubstr("pg_config['0'].ranks: expected a list of non-negative ranks, got a list of 2"));
+}
+
+// Python writes an absent value as None: the field reads as missing, not as a wrong value.
+TEST(ValidateDump, a_field_written_as_none_is_absent) {
+  const Dump d = dump_of(entry(), R"("rank": null, "pg_config": {"0": {"name": "0", "desc": null, "ranks": "[0, 3]"}}, )");
+  EXPECT_EQ(d.rank, 3);  // from the file name
+  ASSERT_EQ(d.pg_config.size(), 1u);
+  EXPECT_EQ(d.pg_config[0].desc, "");
+  EXPECT_TRUE(dump_of(entry(), R"("pg_config": null, )").pg_config.empty());
+}
+
 TEST(BoundedText, long_text_is_cut_with_its_length_and_a_digest_that_tells_apart) {
   const std::string a = bounded_text(std::string(300, 'x') + "1", "w");
   const std::string b = bounded_text(std::string(300, 'x') + "2", "w");
@@ -117,6 +168,13 @@ TEST(BoundedText, long_text_is_cut_with_its_length_and_a_digest_that_tells_apart
   std::string wide;
   for (int i = 0; i < 250; ++i) wide += "\xc3\xa9";
   EXPECT_THAT(bounded_text(wide, "w"), HasSubstr("(250 chars, "));
+}
+
+// A byte cut would split a character and show a replacement character in the report.
+TEST(BoundedText, long_non_ascii_text_keeps_its_first_200_characters_whole) {
+  std::string wide;
+  for (int i = 0; i < 250; ++i) wide += "\xc3\xa9";
+  EXPECT_EQ(bounded_text(wide, "w").substr(0, 2 * max_text + 4), wide.substr(0, 2 * max_text) + "...(");
 }
 
 TEST(BoundedText, a_lone_surrogate_is_refused_naming_the_field) {
@@ -133,6 +191,51 @@ TEST(RankFromName, is_the_trailing_number_before_an_extension) {
   EXPECT_EQ(rank_from_name("dumps/rank7.json"), 7);
   EXPECT_EQ(rank_from_name("dump"), std::nullopt);
   EXPECT_EQ(rank_from_name("x_99999999999999999999"), std::nullopt);
+}
+
+// 7 digits at most, but a number past the rank limit (a pid) is not a rank either.
+TEST(RankFromName, a_number_past_the_rank_limit_is_no_rank) {
+  EXPECT_EQ(rank_from_name("trace_" + std::to_string(max_rank - 1)), max_rank - 1);
+  EXPECT_EQ(rank_from_name("trace_1234567"), std::nullopt);
+}
+
+TEST(RankFromName, zeros_are_digits_of_the_rank) {
+  EXPECT_EQ(rank_from_name("/tmp/nccl_trace_rank_10"), 10);
+  EXPECT_EQ(rank_from_name("/tmp/nccl_trace_rank_101.pkl"), 101);
+}
+
+// A shell glob gives rank_10 before rank_2: the job's dumps are sorted by rank anyway, each
+// remembering its file's position.
+TEST(LoadDumps, files_given_out_of_rank_order_come_back_sorted_by_rank) {
+  const fs::path folder = fresh_folder("glob");
+  std::vector<std::string> paths;
+  for (const char* rank : {"0", "1", "10", "2"}) paths.push_back(write_dump(folder, std::string("nccl_trace_rank_") + rank));
+  std::vector<std::int64_t> ranks;
+  std::vector<std::size_t> inputs;
+  for (const Dump& d : load_dumps(paths, DumpFormat::auto_detect, 2)) {
+    ranks.push_back(d.rank);
+    inputs.push_back(d.input);
+  }
+  EXPECT_THAT(ranks, ElementsAre(0, 1, 2, 10));
+  EXPECT_THAT(inputs, ElementsAre(0u, 1u, 3u, 2u));
+  fs::remove_all(folder);
+}
+
+TEST(LoadDumps, dumps_whose_name_and_content_say_no_rank_take_their_position) {
+  const fs::path folder = fresh_folder("norank");
+  const std::vector<std::string> paths = {write_dump(folder, "host_a.json"), write_dump(folder, "host_b.json")};
+  const std::vector<Dump> dumps = load_dumps(paths, DumpFormat::auto_detect, 1);
+  ASSERT_EQ(dumps.size(), 2u);
+  EXPECT_EQ(dumps[0].rank, 0);
+  EXPECT_EQ(dumps[1].rank, 1);
+  fs::remove_all(folder);
+}
+
+TEST(LoadDump, json_that_starts_with_whitespace_is_read_as_json) {
+  const fs::path folder = fresh_folder("space");
+  const std::string path = write_dump(folder, "rank_4", "", "\n\t\r\n ");
+  EXPECT_EQ(load_dump(path, DumpFormat::auto_detect, 0).rank, 4);
+  fs::remove_all(folder);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "fr/agreement.h"
@@ -27,6 +29,7 @@ struct E {
   std::int64_t size = 8;
   std::string dtype = "Float";
   std::string state = "completed";
+  std::optional<std::int64_t> out_size = std::nullopt;  // when the output differs (a gather)
 };
 
 nlohmann::json entry(const E& e, std::int64_t record_id) {
@@ -35,7 +38,7 @@ nlohmann::json entry(const E& e, std::int64_t record_id) {
           {"collective_seq_id", e.seq},
           {"profiling_name", e.name},
           {"input_sizes", {{e.size}}},
-          {"output_sizes", {{e.size}}},
+          {"output_sizes", {{e.out_size.value_or(e.size)}}},
           {"input_dtypes", {e.dtype}},
           {"output_dtypes", {e.dtype}},
           {"state", e.state},
@@ -262,6 +265,49 @@ TEST(MatchJson, holds_the_findings_and_only_the_records_they_and_the_window_need
   EXPECT_EQ(doc["records"][0].size(), std::size(record_row_fields));
 }
 
+TEST(MatchJson, counts_a_groups_agreeing_and_diverging_collectives_apart) {
+  const Matched m = match({dump(0, seqs(1, 10)), dump(1, seqs(1, 6))});
+  const auto doc = nlohmann::json::parse(match_json(m.job, m.alignment, m.report, scenario_window(m.job, m.alignment, m.report, 2)));
+  EXPECT_EQ(doc["groups"][0]["matched"], 6);
+  EXPECT_EQ(doc["groups"][0]["divergent"], 4);
+}
+
+// Each row names its record as the file does (record_id, past the buffer's wrap) and keeps
+// an all_gather's input and output apart: the scenario sizes its buffers from them.
+TEST(MatchJson, a_record_row_holds_its_own_ids_and_sizes) {
+  std::vector<E> gathers = seqs(1, 2);
+  for (E& e : gathers) {
+    e.name = "nccl:all_gather";
+    e.out_size = 16;
+  }
+  const Matched m = match({dump(0, gathers, 500), dump(1, gathers)});
+  const auto doc = nlohmann::json::parse(match_json(m.job, m.alignment, m.report, scenario_window(m.job, m.alignment, m.report, 1)));
+  const auto column = [](std::string_view name) {
+    return static_cast<std::size_t>(std::find(std::begin(record_row_fields), std::end(record_row_fields), name) -
+                                    std::begin(record_row_fields));
+  };
+  ASSERT_EQ(doc["kept"][0].size(), 1u);  // rank 0's #2
+  const auto& row = doc["records"][doc["kept"][0][0].get<std::size_t>()];
+  EXPECT_EQ(row[column("rank")], 0);
+  EXPECT_EQ(row[column("index")], 1);
+  EXPECT_EQ(row[column("record_id")], 501);
+  EXPECT_EQ(row[column("input_sizes")], nlohmann::json::parse("[[8]]"));
+  EXPECT_EQ(row[column("output_sizes")], nlohmann::json::parse("[[16]]"));
+}
+
+// load_dumps sorts by rank; the report still names each rank's own file (its position among
+// those given: here rank_1 then rank_0).
+TEST(MatchJson, each_dump_is_reported_with_the_position_of_its_file) {
+  std::vector<Dump> dumps = {dump(0, seqs(1, 2)), dump(1, seqs(1, 2))};
+  dumps[0].input = 1;
+  dumps[1].input = 0;
+  const Matched m = match(std::move(dumps));
+  const auto doc = nlohmann::json::parse(match_json(m.job, m.alignment, m.report, scenario_window(m.job, m.alignment, m.report, 2)));
+  EXPECT_EQ(doc["dumps"][0]["rank"], 0);
+  EXPECT_EQ(doc["dumps"][0]["input"], 1);
+  EXPECT_EQ(doc["dumps"][1]["input"], 0);
+}
+
 TEST(Show, ranks_fold_into_runs_and_long_text_is_cut_by_characters) {
   EXPECT_EQ(ranks_text({9, 0, 2, 3, 4, 5, 7, 8}), "0, 2-5, 7-9");
   EXPECT_EQ(ranks_text({8, 0, 7}), "0, 7, 8");
@@ -269,6 +315,7 @@ TEST(Show, ranks_fold_into_runs_and_long_text_is_cut_by_characters) {
   std::string wide;
   for (int i = 0; i < 250; ++i) wide += "\xc3\xa9";
   EXPECT_THAT(cut(wide), HasSubstr("... (250 chars)"));
+  EXPECT_EQ(cut(wide), wide.substr(0, 2 * max_text) + "... (250 chars)");  // 200 characters, not bytes
   EXPECT_EQ(cut(std::string(200, 'x')), std::string(200, 'x'));
 }
 

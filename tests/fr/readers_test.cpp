@@ -1,5 +1,6 @@
 // The dump readers (fr/readers.h): plain data in, everything else refused, bounded.
 // The pickles are CPython's own bytes (pickle.dumps(..., protocol=2)), written out here.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -138,6 +139,17 @@ TEST(JsonReader, reads_the_same_tree) {
   EXPECT_EQ((*doc)[top.items[5]].kind, Kind::big_integer);  // 2^64: an integer, not a float
 }
 
+// Python and nlohmann write small floats with an exponent (a duration_ms of 5e-05).
+TEST(JsonReader, a_number_with_an_exponent_is_a_float) {
+  const auto doc = read_json("[5e-05, 1E3]");
+  const Node& top = (*doc)[doc->root];
+  ASSERT_EQ(top.items.size(), 2u);
+  EXPECT_EQ((*doc)[top.items[0]].kind, Kind::real);
+  EXPECT_EQ((*doc)[top.items[0]].real, 5e-05);
+  EXPECT_EQ((*doc)[top.items[1]].kind, Kind::real);
+  EXPECT_EQ((*doc)[top.items[1]].real, 1000.0);
+}
+
 TEST(JsonReader, nesting_past_the_limit_is_refused) {
   const std::string deep = std::string(max_json_depth + 1, '[') + std::string(max_json_depth + 1, ']');
   EXPECT_THROW(read_json(deep), TooDeep);
@@ -151,6 +163,17 @@ TEST(JsonReader, a_lone_surrogate_is_refused_with_the_path_to_it) {
     FAIL() << "accepted";
   } catch (const BadText& e) {
     EXPECT_EQ(e.where, "entries[1].profiling_name");
+  }
+}
+
+// A raw Latin-1 byte (a file name in a frame) is bad text in a field, not a truncated file.
+TEST(JsonReader, ill_formed_utf8_is_refused_with_the_path_to_it) {
+  try {
+    read_json("{\"entries\": [{\"frames\": [{\"filename\": \"caf\xe9.py\"}]}]}");
+    FAIL() << "accepted";
+  } catch (const BadText& e) {
+    EXPECT_EQ(e.where, "entries[0].frames[0].filename");
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("ill-formed UTF-8"));
   }
 }
 
