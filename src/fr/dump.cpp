@@ -348,7 +348,10 @@ Dump validate_dump(const Document& doc, const std::string& path, std::int64_t fa
     bad(fmt::format("{}: expected a dict at the top level (a Flight Recorder dump), got {}", path, python_type_name(top.kind)));
   }
   NodeId version_id = 0, config_id = 0, entries_id = 0;
-  dump.version = check_version(doc, lookup(doc, top, "version", &version_id), version_id, path);
+  // Looked up first: as arguments of one call, the lookup that sets version_id and the read of
+  // it are unordered, and GCC read it first (the message then showed the top-level dict).
+  const Node* version = lookup(doc, top, "version", &version_id);
+  dump.version = check_version(doc, version, version_id, path);
   NodeId rank_id = 0;
   const Node* rank = lookup(doc, top, "rank", &rank_id);
   if (rank && rank->kind == Kind::integer && rank->integer >= 0 && rank->integer < max_rank) {

@@ -106,6 +106,17 @@ TEST(ValidateDump, the_version_must_be_2_x) {
   }
 }
 
+// The message shows the version's own value. Once the top-level dict's: the lookup of the
+// version and the read of its node id were unordered arguments of one call.
+TEST(ValidateDump, a_version_that_is_no_version_is_shown_as_itself) {
+  try {
+    validate_dump(*read_json(R"({"version": [1, 2, 3], "entries": []})"), "f", 0);
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("got a list of 3"), std::string::npos) << e.what();
+  }
+}
+
 // A version written as a float (2.4, not "2.4") is still a 2.x version.
 TEST(ValidateDump, a_version_written_as_a_number_is_read_as_its_text) {
   EXPECT_EQ(validate_dump(*read_json(R"({"version": 2.4, "entries": []})"), "f", 0).version, "2.4");
