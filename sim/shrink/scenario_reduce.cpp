@@ -63,19 +63,32 @@ std::optional<Reduced> drop_rank(const Reduced& from, RankId rank) {
     Communicator& comm = out.comms[c];
     const int removed = member_index(comm, rank);
     if (removed >= 0) {
-      // Member indices after the dropped member shift down. A broadcast rooted at it has no
-      // source any more, and a send or recv paired with it no partner: the candidate would be
-      // another program, not a smaller one, so there is none.
+      // Member indices after the dropped member shift down. A send or recv paired with it goes
+      // with it, as its own ops do: left, it would pair with whichever member took its index. A
+      // broadcast rooted at it has no source any more, so there is no such candidate.
       const auto removed_member = static_cast<std::uint32_t>(removed);
-      for (Rank& r : out.ranks) {
-        for (Thread& t : r.threads) {
-          for (Op& op : t.program) {
-            if (op.comm != c) continue;
-            std::uint32_t* const member = op.kind == OpKind::broadcast ? &op.root : is_p2p(op.kind) ? &op.peer : nullptr;
-            if (member == nullptr) continue;
-            if (*member == removed_member) return std::nullopt;
-            if (*member > removed_member) --*member;
+      for (std::size_t r = 0; r < out.ranks.size(); ++r) {
+        for (std::size_t t = 0; t < out.ranks[r].threads.size(); ++t) {
+          std::vector<Op>& program = out.ranks[r].threads[t].program;
+          std::vector<std::uint32_t>& origins = reduced.lineage.ops[r][t];
+          std::size_t kept = 0;
+          for (std::size_t i = 0; i < program.size(); ++i) {
+            Op& op = program[i];
+            const bool rooted = op.kind == OpKind::broadcast, paired = is_p2p(op.kind);
+            if (op.comm == c && (rooted || paired)) {
+              std::uint32_t& member = rooted ? op.root : op.peer;
+              if (member == removed_member && rooted) return std::nullopt;
+              if (member == removed_member) continue;  // its partner is gone: dropped
+              if (member > removed_member) --member;
+            }
+            if (kept != i) {
+              program[kept] = std::move(op);
+              origins[kept] = origins[i];
+            }
+            ++kept;
           }
+          program.resize(kept);
+          origins.resize(kept);
         }
       }
       comm.members.erase(comm.members.begin() + removed);

@@ -4,8 +4,8 @@
 /// its Lineage: where each remaining rank, op and replica check came from in the original.
 ///
 /// - drop_rank removes a rank, its membership in every communicator and every replica check
-///   of it, and renumbers the ranks after it and the member indices (broadcast roots, send /
-///   recv peers) after its; nothing when a broadcast's root or a send's or recv's peer is it;
+///   of it, the sends and recvs paired with it, and renumbers the ranks after it and the member
+///   indices after its (broadcast roots, send / recv peers); nothing when it is a broadcast's root;
 /// - keep_ops keeps only the listed ops of every program (in order);
 /// - origin_groups lists the "iter N", "module N", "microbatch N" ... segments of op origins
 ///   ("iter 1 / module 3 / forward copy-back"), so a whole iteration or module can be dropped

@@ -416,26 +416,29 @@ TEST(ScenarioReduce, dropping_a_rank_renumbers_the_communicators) {
   EXPECT_EQ(smaller->lineage.original(OpRef{1, 0, 0}), (OpRef{2, 0, 0}));
 }
 
-TEST(ScenarioReduce, dropping_a_rank_renumbers_the_peers_of_sends_and_recvs) {
-  // p2p_chain: 0 -> 1 -> 2 on one communicator. Without the pair 0 -> 1, rank 0 can go: the
-  // pair 1 -> 2 is then members 0 -> 1 of the smaller communicator, still the same two ranks.
+TEST(ScenarioReduce, dropping_a_rank_drops_its_partners_sends_and_recvs_and_renumbers_the_other_peers) {
+  // p2p_chain: 0 -> 1 -> 2 on one communicator. Without rank 0, rank 1's recv from it goes too
+  // (left, it would pair with whichever member took index 0); the pair 1 -> 2 is then members
+  // 0 -> 1 of the smaller communicator, still the same two ranks.
   const Scenario s = p2p_chain(false);
-  std::vector<OpRef> without_pair01;
-  for (const OpRef& ref : all_ops(s)) {
-    if (ref.rank != 0 && ref != OpRef{1, 0, 0}) without_pair01.push_back(ref);  // {1, 0, 0}: recv10
-  }
-  const auto smaller = drop_rank(keep_ops(unreduced(s), without_pair01), 0);
+  const auto smaller = drop_rank(unreduced(s), 0);
   ASSERT_TRUE(smaller.has_value());
   const Scenario& out = smaller->scenario;
+  ASSERT_EQ(out.ranks[0].threads[0].program.size(), 1u) << "recv10 went with rank 0";
   const Op& send12 = out.ranks[0].threads[0].program[0];
   const Op& recv21 = out.ranks[1].threads[0].program[0];
   ASSERT_EQ(send12.name, "send12");
   ASSERT_EQ(recv21.name, "recv21");
   EXPECT_EQ(out.comms[send12.comm].members.at(send12.peer), 1u) << "send12 still sends to the original rank 2";
   EXPECT_EQ(out.comms[recv21.comm].members.at(recv21.peer), 0u) << "recv21 still receives from the original rank 1";
-  // With rank 0's send in place, rank 1's recv would lose its partner: no such candidate.
-  EXPECT_FALSE(drop_rank(unreduced(s), 0).has_value());
-  EXPECT_FALSE(drop_rank(unreduced(s), 2).has_value()) << "send12's peer is rank 2";
+  EXPECT_EQ(smaller->lineage.original(OpRef{0, 0, 0}), (OpRef{1, 0, 1})) << "send12 was the original rank 1's second op";
+  // Without rank 2, rank 1's send to it goes; its recv from rank 0 stays.
+  const auto without_last = drop_rank(unreduced(s), 2);
+  ASSERT_TRUE(without_last.has_value());
+  const std::vector<Op>& rank1 = without_last->scenario.ranks[1].threads[0].program;
+  ASSERT_EQ(rank1.size(), 1u);
+  EXPECT_EQ(rank1[0].name, "recv10");
+  EXPECT_EQ(without_last->scenario.comms[rank1[0].comm].members.at(rank1[0].peer), 0u);
 }
 
 TEST(ScenarioReduce, dropping_a_rank_renumbers_a_broadcast_s_root_and_keeps_none_without_it) {
