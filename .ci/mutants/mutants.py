@@ -2618,7 +2618,7 @@ MUTANTS = [
     {
         'id': 'SH13',
         'file': 'sim/shrink/scenario_reduce.cpp',
-        'old': '              if (member > removed_member) --member;\n',
+        'old': '      if (member > removed) --member;\n',
         'new': '',
         'bug': 'a shrink that drops a rank shifts no broadcast root or send/recv peer after it: they name the next member',
         'killed_by': 'default',
@@ -2626,7 +2626,7 @@ MUTANTS = [
     {
         'id': 'SH14',
         'file': 'sim/shrink/scenario_reduce.cpp',
-        'old': '              if (member == removed_member) continue;  // its partner is gone: dropped\n',
+        'old': '      if (member == removed) continue;  // its partner is gone: dropped\n',
         'new': '',
         'bug': 'a shrink that drops a rank keeps the sends and recvs paired with it, which then pair with whichever member took its index',
         'killed_by': 'default',
@@ -2634,7 +2634,7 @@ MUTANTS = [
     {
         'id': 'SH15',
         'file': 'sim/shrink/scenario_reduce.cpp',
-        'old': '              origins[kept] = origins[i];\n',
+        'old': '      origins[kept] = origins[i];\n',
         'new': '',
         'bug': "a shrink that drops a rank's partner ops maps the ops after them to the wrong original op: the shrunk trace's mapping and the same-bug check name other ops",
         'killed_by': 'default',

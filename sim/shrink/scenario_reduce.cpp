@@ -29,6 +29,32 @@ bool names_a_group(const std::string& segment) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
+/// One program (and its ops' origins) after member `removed` of communicator `c` left it: the
+/// member indices after it shift down, and a send or recv paired with it goes with it, as the
+/// member's own ops do (left, it would pair with whichever member took its index). False when
+/// a broadcast is rooted at it: that has no source any more, so there is no such candidate.
+bool leave_member(std::vector<Op>& program, std::vector<std::uint32_t>& origins, CommId c, std::uint32_t removed) {
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    Op& op = program[i];
+    const bool rooted = op.kind == OpKind::broadcast, paired = is_p2p(op.kind);
+    if (op.comm == c && (rooted || paired)) {
+      std::uint32_t& member = rooted ? op.root : op.peer;
+      if (member == removed && rooted) return false;
+      if (member == removed) continue;  // its partner is gone: dropped
+      if (member > removed) --member;
+    }
+    if (kept != i) {
+      program[kept] = std::move(op);
+      origins[kept] = origins[i];
+    }
+    ++kept;
+  }
+  program.resize(kept);
+  origins.resize(kept);
+  return true;
+}
+
 }  // namespace
 
 Lineage Lineage::identity(const Scenario& scenario) {
@@ -63,32 +89,10 @@ std::optional<Reduced> drop_rank(const Reduced& from, RankId rank) {
     Communicator& comm = out.comms[c];
     const int removed = member_index(comm, rank);
     if (removed >= 0) {
-      // Member indices after the dropped member shift down. A send or recv paired with it goes
-      // with it, as its own ops do: left, it would pair with whichever member took its index. A
-      // broadcast rooted at it has no source any more, so there is no such candidate.
-      const auto removed_member = static_cast<std::uint32_t>(removed);
+      const auto member = static_cast<std::uint32_t>(removed);
       for (std::size_t r = 0; r < out.ranks.size(); ++r) {
         for (std::size_t t = 0; t < out.ranks[r].threads.size(); ++t) {
-          std::vector<Op>& program = out.ranks[r].threads[t].program;
-          std::vector<std::uint32_t>& origins = reduced.lineage.ops[r][t];
-          std::size_t kept = 0;
-          for (std::size_t i = 0; i < program.size(); ++i) {
-            Op& op = program[i];
-            const bool rooted = op.kind == OpKind::broadcast, paired = is_p2p(op.kind);
-            if (op.comm == c && (rooted || paired)) {
-              std::uint32_t& member = rooted ? op.root : op.peer;
-              if (member == removed_member && rooted) return std::nullopt;
-              if (member == removed_member) continue;  // its partner is gone: dropped
-              if (member > removed_member) --member;
-            }
-            if (kept != i) {
-              program[kept] = std::move(op);
-              origins[kept] = origins[i];
-            }
-            ++kept;
-          }
-          program.resize(kept);
-          origins.resize(kept);
+          if (!leave_member(out.ranks[r].threads[t].program, reduced.lineage.ops[r][t], c, member)) return std::nullopt;
         }
       }
       comm.members.erase(comm.members.begin() + removed);
