@@ -217,5 +217,44 @@ TEST(P2pLitmus, a_grouped_recv_s_access_carries_only_its_own_pair_s_past) {
       << litmus::describe(hazards);
 }
 
+TEST(P2pLitmus, a_group_s_stream_goes_on_after_the_past_of_every_peer_its_pairs_completed_with) {
+  // Rank 0 fills y on stream t and sends w to rank 1 after it; on stream s, which never waits for
+  // t, it sends x to rank 1 and receives v from rank 2 in one group, then fills y again. Rank 1
+  // receives x after w, so the pair of x carries the first fill, and the second fill, behind the
+  // whole group, is ordered after it: no race. The pair of x completes first (below); once the
+  // second pair's completion replaced the stream's clock with its own pair's, which knows
+  // nothing of rank 1, the second fill raced the first.
+  ScenarioBuilder b("group_stream_clock");
+  for (int i = 0; i < 3; ++i) b.rank();
+  const CommId c = b.comm("c", {0, 1, 2});
+  const CommId d = b.comm("d", {0, 1});
+  const ThreadId t0 = b.thread(0, "main"), t1 = b.thread(1, "main"), t2 = b.thread(2, "main");
+  const StreamId s0 = b.stream(0, "s"), side = b.stream(0, "t"), s1 = b.stream(1, "s"), s2 = b.stream(2, "s");
+  const BufferId x = b.buffer(0, "x", 1, {1.0f}), y = b.buffer(0, "y", 1), w = b.buffer(0, "w", 1, {2.0f}), z = b.buffer(0, "z", 1);
+  const BufferId got_w = b.buffer(1, "w", 1), got_x = b.buffer(1, "x", 1), v = b.buffer(2, "v", 1, {3.0f});
+  b.op(0, t0, ScenarioBuilder::fill(side, {y, 0, 1}, {5.0f}, "fill_y"));
+  b.op(0, t0, ScenarioBuilder::send(side, d, 1, {w, 0, 1}, "send_w"));
+  b.op(0, t0, ScenarioBuilder::send(s0, c, 1, {x, 0, 1}, "send_x", 1));
+  b.op(0, t0, ScenarioBuilder::recv(s0, c, 2, {z, 0, 1}, "recv_v", 1));
+  b.op(0, t0, ScenarioBuilder::fill(s0, {y, 0, 1}, {6.0f}, "fill_y_again"));
+  b.op(1, t1, ScenarioBuilder::recv(s1, d, 0, {got_w, 0, 1}, "recv_w"));
+  b.op(1, t1, ScenarioBuilder::recv(s1, c, 0, {got_x, 0, 1}, "recv_x"));
+  b.op(2, t2, ScenarioBuilder::send(s2, c, 0, {v, 0, 1}, "send_v"));
+  // Completions first, and rank 0's group joins last of all: both of its pairs are then ready
+  // at once, and the one with rank 1 (the lower sender) completes first.
+  const auto hazards = litmus::run_picking(b.build(), [&](const std::vector<Action>& enabled) {
+    const auto group_join = [&](const Action& a) { return a.kind == ActionKind::join && a.rank == 0 && a.lane == s0; };
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (enabled[i].kind == ActionKind::complete) return i;
+    }
+    for (std::size_t i = 0; i < enabled.size(); ++i) {
+      if (!group_join(enabled[i])) return i;
+    }
+    return std::size_t{0};
+  });
+  EXPECT_FALSE(has(hazards, HazardKind::data_race)) << litmus::describe(hazards);
+  EXPECT_TRUE(hazards.empty()) << litmus::describe(hazards);
+}
+
 }  // namespace
 }  // namespace amaxcheck
