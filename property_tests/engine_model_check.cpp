@@ -20,13 +20,9 @@ struct Buffers {
   BufferId x = 0, y = 0, history = 0, scale = 0, scale_inv = 0;
 };
 
-Op gen_op(RankId rank, const Buffers& b, CommId all, CommId pair, StreamId streams) {
+/// One op of `kind` (gen_ops' numbering, 0 to 11).
+Op gen_op(int kind, RankId rank, const Buffers& b, CommId all, CommId pair, StreamId stream, EventId event) {
   const Range x{b.x, 0, 2}, y{b.y, 0, 2}, history{b.history, 0, 2};
-  // The last two streams: of a wide rank, its highest lanes.
-  const StreamId stream = streams - 2 + *rc::gen::inRange<StreamId>(0, 2);
-  const EventId event = *rc::gen::inRange<EventId>(0, 2);
-  const int kind = *rc::gen::weightedElement<int>(
-      {{3, 0}, {2, 1}, {1, 2}, {1, 3}, {2, 4}, {2, 5}, {1, 6}, {1, 7}, {1, 8}, {3, 9}, {1, 10}, {1, 11}});
   switch (kind) {
     case 0: {
       const Range to = *rc::gen::element(x, y, history);
@@ -67,6 +63,32 @@ Op gen_op(RankId rank, const Buffers& b, CommId all, CommId pair, StreamId strea
       return op;
     }
   }
+}
+
+/// The ops of one generated step of a thread's program: one op, or a send and a recv in one
+/// ncclGroup (numbered `group`).
+std::vector<Op> gen_ops(RankId rank, RankId ranks, const Buffers& b, CommId all, CommId pair, StreamId streams, std::uint32_t group) {
+  const Range x{b.x, 0, 2}, y{b.y, 0, 2};
+  // The last two streams: of a wide rank, its highest lanes.
+  const StreamId stream = streams - 2 + *rc::gen::inRange<StreamId>(0, 2);
+  const EventId event = *rc::gen::inRange<EventId>(0, 2);
+  const int kind = *rc::gen::weightedElement<int>(
+      {{3, 0}, {2, 1}, {1, 2}, {1, 3}, {2, 4}, {2, 5}, {1, 6}, {1, 7}, {1, 8}, {3, 9}, {1, 10}, {1, 11}, {2, 12}, {1, 13}});
+  if (kind >= 12) {
+    // A send / recv with another member of `pair` (ranks 0 and 1) or of `all`: x out, x or y in.
+    const bool on_pair = rank < 2 && *rc::gen::arbitrary<bool>();
+    const CommId comm = on_pair ? pair : all;
+    const RankId peer = on_pair ? 1 - rank : (rank + *rc::gen::inRange<RankId>(1, ranks)) % ranks;
+    const Range to = *rc::gen::element(x, y);
+    if (kind == 12) {
+      if (*rc::gen::arbitrary<bool>()) return {ScenarioBuilder::send(stream, comm, peer, x)};
+      return {ScenarioBuilder::recv(stream, comm, peer, to)};
+    }
+    std::vector<Op> both{ScenarioBuilder::send(stream, comm, peer, x, "send", group), ScenarioBuilder::recv(stream, comm, peer, to, "recv", group)};
+    if (*rc::gen::arbitrary<bool>()) std::swap(both[0], both[1]);
+    return both;
+  }
+  return {gen_op(kind, rank, b, all, pair, stream, event)};
 }
 
 /// The engine, and the actions applied to it so far (for the failure report).
@@ -123,6 +145,25 @@ void require_agreement(const StreamModel& model, EngineUnderTest& sut, const std
   if (sut.engine.done() != model.done()) fail(fmt::format("the engine says done={} but the model says done={}", sut.engine.done(), model.done()));
 }
 
+/// Applies `action` to the engine as a run does, then to a copy of `model`, and checks that they
+/// agree before and after; returns the model after it.
+StreamModel apply_to_both(const StreamModel& model, EngineUnderTest& sut, const Action& action) {
+  require_agreement(model, sut, "before " + action_text(action));
+  sut.applied.push_back(action);
+  if (StepDetail asked = sut.options.step_detail; asked.any()) {
+    sut.engine.apply(action);
+  } else {
+    // Options that ask nothing of a Step: the step a run's loop takes (step_enabled), in its
+    // lean form when no mutant is planted.
+    const std::vector<Action>& enabled = sut.engine.enabled();
+    sut.engine.step_enabled(static_cast<std::size_t>(std::find(enabled.begin(), enabled.end(), action) - enabled.begin()));
+  }
+  StreamModel after = model;
+  after.apply(action);
+  require_agreement(after, sut, "after " + action_text(action));
+  return after;
+}
+
 /// One scheduler action, picked among those the model enables.
 struct ApplyAction final : ModelCommand {
   Action action;
@@ -133,22 +174,36 @@ struct ApplyAction final : ModelCommand {
     RC_PRE(std::find(enabled.begin(), enabled.end(), action) != enabled.end());
   }
   void apply(StreamModel& model) const override { model.apply(action); }
-  void run(const StreamModel& model, EngineUnderTest& sut) const override {
-    require_agreement(model, sut, "before " + action_text(action));
-    sut.applied.push_back(action);
-    if (StepDetail asked = sut.options.step_detail; asked.any()) {
-      sut.engine.apply(action);
-    } else {
-      // Options that ask nothing of a Step: the step a run's loop takes (step_enabled), in its
-      // lean form when no mutant is planted.
-      const std::vector<Action>& enabled = sut.engine.enabled();
-      sut.engine.step_enabled(static_cast<std::size_t>(std::find(enabled.begin(), enabled.end(), action) - enabled.begin()));
-    }
-    StreamModel after = model;
-    after.apply(action);
-    require_agreement(after, sut, "after " + action_text(action));
-  }
+  void run(const StreamModel& model, EngineUnderTest& sut) const override { apply_to_both(model, sut, action); }
   void show(std::ostream& os) const override { os << action_text(action); }
+};
+
+/// The rest of the run, each action picked by the next of `choices` among those enabled, until
+/// none is (or the choices run out). Single actions seldom reach the end of a program, or its
+/// completions: a collective needs every member's issue and join first.
+struct RunOn final : ModelCommand {
+  std::vector<std::uint32_t> choices;
+  explicit RunOn(const StreamModel&) : choices(*rc::gen::container<std::vector<std::uint32_t>>(512, rc::gen::arbitrary<std::uint32_t>())) {}
+
+  /// The actions it takes from `model`.
+  std::vector<Action> actions(StreamModel model) const {
+    std::vector<Action> taken;
+    for (const std::uint32_t choice : choices) {
+      const std::vector<Action> enabled = model.enabled();
+      if (enabled.empty()) break;
+      taken.push_back(enabled[choice % enabled.size()]);
+      model.apply(taken.back());
+    }
+    return taken;
+  }
+  void apply(StreamModel& model) const override {
+    for (const Action& a : actions(model)) model.apply(a);
+  }
+  void run(const StreamModel& model, EngineUnderTest& sut) const override {
+    StreamModel now = model;
+    for (const Action& a : actions(model)) now = apply_to_both(now, sut, a);
+  }
+  void show(std::ostream& os) const override { os << "run on, picking by the choices"; }
 };
 
 /// Nothing is enabled: both must agree, and agree on whether the run finished or is stuck.
@@ -158,6 +213,43 @@ struct AtTheEnd final : ModelCommand {
   void run(const StreamModel& model, EngineUnderTest& sut) const override { require_agreement(model, sut, "at the end"); }
   void show(std::ostream& os) const override { os << "at the end"; }
 };
+
+/// Communicator ops that match across ranks, per rank in one order (the ops gen_ops writes
+/// seldom do): an all-reduce over every rank, a send and its recv, or an exchange, a send and a
+/// recv each way grouped on each side (group numbers from 100 on, above gen_ops').
+std::vector<std::vector<std::vector<Op>>> matched_comm_ops(RankId ranks, const std::vector<Buffers>& buffers, CommId all,
+                                                           CommId pair, StreamId streams) {
+  std::vector<std::vector<std::vector<Op>>> chunks(ranks);
+  const auto stream = [&] { return streams - 2 + *rc::gen::inRange<StreamId>(0, 2); };
+  const auto x = [&](RankId r) { return Range{buffers[r].x, 0, 2}; };
+  const auto into = [&](RankId r) { return Range{*rc::gen::element(buffers[r].x, buffers[r].y), 0, 2}; };
+  const int count = *rc::gen::inRange(0, 4);
+  for (int i = 0; i < count; ++i) {
+    const RankId from = *rc::gen::inRange<RankId>(0, ranks);
+    const RankId to = (from + *rc::gen::inRange<RankId>(1, ranks)) % ranks;
+    const CommId comm = from < 2 && to < 2 && *rc::gen::arbitrary<bool>() ? pair : all;
+    switch (*rc::gen::inRange(0, 3)) {
+      case 0:
+        for (RankId r = 0; r < ranks; ++r) chunks[r].push_back({ScenarioBuilder::all_reduce(stream(), all, x(r), into(r))});
+        break;
+      case 1:
+        chunks[from].push_back({ScenarioBuilder::send(stream(), comm, to, x(from))});
+        chunks[to].push_back({ScenarioBuilder::recv(stream(), comm, from, into(to))});
+        break;
+      default: {
+        const auto group = static_cast<std::uint32_t>(100 + i);
+        for (const auto& [me, peer] : {std::pair{from, to}, std::pair{to, from}}) {
+          const StreamId k = stream();
+          std::vector<Op> both{ScenarioBuilder::send(k, comm, peer, x(me), "send", group),
+                               ScenarioBuilder::recv(k, comm, peer, into(me), "recv", group)};
+          if (*rc::gen::arbitrary<bool>()) std::swap(both[0], both[1]);
+          chunks[me].push_back(std::move(both));
+        }
+      }
+    }
+  }
+  return chunks;
+}
 
 }  // namespace
 
@@ -181,18 +273,27 @@ rc::Gen<Scenario> small_program(ProgramShape shape) {
     }
     const CommId all = b.comm("all", everyone);
     const CommId pair = b.comm("pair", {0, 1});
+    const auto matched = matched_comm_ops(ranks, buffers, all, pair, streams);
     for (RankId r = 0; r < ranks; ++r) {
       const int threads = *rc::gen::inRange(1, 3);
       for (int t = 0; t < threads; ++t) {
         const ThreadId thread = b.thread(r, fmt::format("t{}", t));
-        const int ops = *rc::gen::inRange(0, 9);
-        for (int i = 0; i < ops; ++i) b.op(r, thread, gen_op(r, buffers[r], all, pair, streams));
+        std::vector<std::vector<Op>> steps;
+        for (int i = *rc::gen::inRange(0, 9); i > 0; --i) steps.push_back(gen_ops(r, ranks, buffers[r], all, pair, streams, static_cast<std::uint32_t>(i)));
+        // Thread 0 also issues the rank's matched ops, in their order, at random places.
+        std::size_t at = 0;
+        for (const std::vector<Op>& chunk : t == 0 ? matched[r] : std::vector<std::vector<Op>>{}) {
+          at = *rc::gen::inRange<std::size_t>(at, steps.size() + 1);
+          steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(at++), chunk);
+        }
+        for (std::vector<Op>& step : steps) {
+          for (Op& op : step) b.op(r, thread, std::move(op));
+        }
       }
     }
     return b.build();
   });
 }
-
 void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine) {
   // Two ranks all-reduce (max) one element each: a signed zero, or a value; then the same with
   // the inputs swapped between the members. max is commutative, so the results must match.
@@ -227,7 +328,7 @@ void check_max_all_reduce_zero_is_order_independent(const EngineOptions& engine)
 void check_engine_against_model(const EngineOptions& engine, ProgramShape shape) {
   const auto scenario = std::make_shared<const Scenario>(*small_program(shape));
   EngineUnderTest sut(*scenario, engine);
-  rc::state::check(StreamModel(scenario), sut, rc::state::gen::execOneOfWithArgs<ApplyAction, AtTheEnd>());
+  rc::state::check(StreamModel(scenario), sut, rc::state::gen::execOneOfWithArgs<ApplyAction, RunOn, AtTheEnd>());
 }
 
 }  // namespace amaxcheck::props

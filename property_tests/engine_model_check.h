@@ -1,11 +1,13 @@
 #pragma once
 /// Property 5, the model-based test of the engine: random small programs (fills, copies,
 /// local amaxes, scale updates, event records and waits, work waits, stream / event / device
-/// synchronization, host signals and waits, all-reduces on two communicators, serialized or
-/// concurrent kernels), then a random sequence of scheduler actions (issue an op, execute or
-/// join a stream's head, complete a collective) run with rc::state against the engine (the
-/// system under test) and StreamModel (the model). Before and after every action both must
-/// enable exactly the same actions, hold bit-identical buffers and agree on being done.
+/// synchronization, host signals and waits, all-reduces, sends and recvs (alone or in an
+/// ncclGroup) on two communicators, some of them matched across the ranks in one order,
+/// serialized or concurrent kernels), then a random sequence of scheduler actions (issue an op,
+/// execute or join a stream's head, complete a collective or a send / recv pair, or run on by
+/// random picks until nothing is enabled) run with rc::state against the engine (the system
+/// under test) and StreamModel (the model). Before and after every action both must enable
+/// exactly the same actions, hold bit-identical buffers and agree on being done.
 
 #include <rapidcheck.h>
 

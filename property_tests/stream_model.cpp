@@ -16,6 +16,7 @@ StreamModel::StreamModel(std::shared_ptr<const Scenario> scenario)
     st.streams.resize(rank.streams.size());
     st.latest_record.assign(rank.events.size(), -1);
     st.signals.assign(rank.flags.size(), 0);
+    st.held.resize(rank.threads.size());
     for (const Buffer& b : rank.buffers) {
       std::vector<float> values(b.size, 0.0f);
       for (std::size_t i = 0; i < b.init.size() && i < values.size(); ++i) values[i] = b.init[i];
@@ -49,14 +50,23 @@ bool StreamModel::host_ready(RankId rank, const Op& op) const {
 bool StreamModel::may_join(RankId rank, const Queued& q) const {
   const RankState& st = ranks_[rank];
   const CommId comm = op_at(q.ref).comm;
-  auto it = st.completed.find(comm);
-  const std::uint64_t completed = it == st.completed.end() ? 0 : it->second;
-  if (completed != q.seq) return false;
-  if (scenario_->kernels == KernelConcurrency::serialized && st.unfinished.front() != std::make_pair(comm, q.seq)) return false;
+  auto it = st.ops_done.find(comm);
+  const std::uint64_t done = it == st.ops_done.end() ? 0 : it->second;
+  if (done != q.order) return false;
+  if (scenario_->kernels == KernelConcurrency::serialized && st.unfinished.front() != std::make_pair(comm, q.order)) return false;
   return true;
 }
 
-bool StreamModel::may_complete(CommId comm) const {
+bool StreamModel::may_complete(CommId comm) const { return collective_ready(comm) || ready_pair(comm).has_value(); }
+
+std::optional<StreamModel::PairKey> StreamModel::ready_pair(CommId comm) const {
+  for (const auto& [key, sides] : comms_[comm].pairs) {
+    if (sides.first && sides.second && p2p_disagreement(*sides.first->op, *sides.second->op) == nullptr) return key;
+  }
+  return std::nullopt;
+}
+
+bool StreamModel::collective_ready(CommId comm) const {
   const CommState& st = comms_[comm];
   auto it = st.joined.find(st.next);
   if (it == st.joined.end() || it->second.size() != scenario_->comms[comm].members.size()) return false;
@@ -79,7 +89,7 @@ std::vector<Action> StreamModel::enabled() const {
       if (st.streams[k].empty()) continue;
       const Queued& head = st.streams[k].front();
       const Op& op = op_at(head.ref);
-      if (is_collective(op.kind)) {
+      if (is_comm_op(op.kind)) {
         if (!head.joined && may_join(r, head)) actions.push_back({ActionKind::join, r, k});
       } else if ((op.kind != OpKind::stream_wait_event && op.kind != OpKind::work_wait) || head.record < 0 ||
                  record_done_[static_cast<std::size_t>(head.record)]) {
@@ -127,11 +137,24 @@ void StreamModel::issue(RankId rank, ThreadId thread) {
     st.latest_record[op.event] = q.record;
   } else if (op.kind == OpKind::stream_wait_event || op.kind == OpKind::work_wait) {
     q.record = st.latest_record[op.event];
-  } else if (is_collective(op.kind)) {
-    q.seq = st.issued[op.comm]++;
-    st.unfinished.emplace_back(op.comm, q.seq);
+  } else if (is_comm_op(op.kind)) {
+    if (is_collective(op.kind)) {
+      q.seq = st.issued[op.comm]++;
+    } else {
+      q.seq = st.p2p_issued[{op.comm, scenario_->comms[op.comm].members.at(op.peer), op.kind == OpKind::send}]++;
+    }
+    q.order = st.ops_issued[op.comm]++;
+    st.unfinished.emplace_back(op.comm, q.order);
   }
-  st.streams[op.stream].push_back(q);
+  // A group's ops reach the stream together, at its last issue.
+  auto& held = st.held[thread];
+  held.push_back(q);
+  const auto& program = scenario_->ranks[rank].threads[thread].program;
+  const bool more_of_the_group = is_p2p(op.kind) && op.group != 0 && ref.index + 1 < program.size() &&
+                                 is_p2p(program[ref.index + 1].kind) && program[ref.index + 1].group == op.group;
+  if (more_of_the_group) return;
+  for (const Queued& h : held) st.streams[op.stream].push_back(h);
+  held.clear();
 }
 
 void StreamModel::execute(RankId rank, StreamId stream) {
@@ -147,15 +170,64 @@ void StreamModel::execute(RankId rank, StreamId stream) {
 }
 
 void StreamModel::join(RankId rank, StreamId stream) {
-  Queued& q = ranks_[rank].streams[stream].front();
+  auto& queue = ranks_[rank].streams[stream];
+  const Op& head = op_at(queue.front().ref);
+  if (is_p2p(head.kind)) {
+    // The head's group (its ops consecutive in the thread's program) starts as one.
+    for (std::size_t i = 0; i < queue.size(); ++i) {
+      Queued& q = queue[i];
+      const Op& op = op_at(q.ref);
+      const bool in_group = i == 0 || (head.group != 0 && q.ref.rank == queue[0].ref.rank && q.ref.thread == queue[0].ref.thread &&
+                                       q.ref.index == queue[0].ref.index + i && is_p2p(op.kind) && op.group == head.group);
+      if (!in_group) break;
+      q.joined = true;
+      const RankId peer = scenario_->comms[op.comm].members.at(op.peer);
+      const Member me{rank, stream, &op, q.ref, q.order};
+      if (op.kind == OpKind::send) {
+        comms_[op.comm].pairs[{rank, peer, q.seq}].first = me;
+      } else {
+        comms_[op.comm].pairs[{peer, rank, q.seq}].second = me;
+      }
+    }
+    return;
+  }
+  Queued& q = queue.front();
   q.joined = true;
-  const Op& op = op_at(q.ref);
-  const int index = member_index(scenario_->comms[op.comm], rank);
+  const int index = member_index(scenario_->comms[head.comm], rank);
   AMAX_CHECK(index >= 0, "the model joined a rank outside the communicator");
-  comms_[op.comm].joined[q.seq][static_cast<std::uint32_t>(index)] = Member{rank, stream, &op};
+  comms_[head.comm].joined[q.seq][static_cast<std::uint32_t>(index)] = Member{rank, stream, &head, q.ref, q.order};
+}
+
+void StreamModel::leave(RankId rank, CommId comm, std::uint64_t order) {
+  RankState& st = ranks_[rank];
+  ++st.ops_done[comm];
+  st.unfinished.erase(std::find(st.unfinished.begin(), st.unfinished.end(), std::make_pair(comm, order)));
+}
+
+void StreamModel::complete_pair(CommId comm) {
+  const auto key = ready_pair(comm);
+  AMAX_CHECK(key.has_value(), "the model completed a communicator with nothing ready");
+  const auto sides = comms_[comm].pairs.at(*key);
+  comms_[comm].pairs.erase(*key);
+  const Member& send = *sides.first;
+  const Member& recv = *sides.second;
+  const Range& from = send.op->reads.at(0);
+  const Range& to = recv.op->writes.at(0);
+  const auto& source = ranks_[send.rank].buffers[from.buffer];
+  const std::vector<float> values(source.begin() + from.offset, source.begin() + from.offset + from.count);
+  std::copy(values.begin(), values.end(), ranks_[recv.rank].buffers[to.buffer].begin() + to.offset);
+  for (const Member* m : {&send, &recv}) {
+    auto& queue = ranks_[m->rank].streams[m->stream];
+    const auto it = std::find_if(queue.begin(), queue.end(), [&](const Queued& q) { return q.ref == m->ref; });
+    AMAX_CHECK(it != queue.end(), "the model completed a send or recv its stream does not hold");
+    it->done = true;
+    while (!queue.empty() && queue.front().done) queue.pop_front();
+    leave(m->rank, comm, m->order);
+  }
 }
 
 void StreamModel::complete(CommId comm) {
+  if (!collective_ready(comm)) return complete_pair(comm);
   CommState& cs = comms_[comm];
   const std::uint64_t seq = cs.next++;
   const auto members = cs.joined[seq];
@@ -180,8 +252,7 @@ void StreamModel::complete(CommId comm) {
     const Range& out = m.op->writes.at(0);
     std::copy(result.begin(), result.end(), st.buffers[out.buffer].begin() + out.offset);
     st.streams[m.stream].pop_front();
-    st.completed[comm] = seq + 1;
-    st.unfinished.erase(std::find(st.unfinished.begin(), st.unfinished.end(), std::make_pair(comm, seq)));
+    leave(m.rank, comm, m.order);
   }
 }
 

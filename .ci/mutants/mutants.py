@@ -2267,6 +2267,27 @@ MUTANTS = [
         'killed_by': 'default',
     },
     {
+        'id': 'I13', 'file': 'src/engine/engine_apply.cpp',
+        'old': '    joined_comm = first.comm;\n    record_op(stream.queue.front().ref);',
+        'new': '    record_op(stream.queue.front().ref);',
+        'bug': "a send's or recv's start rechecks the first communicator, not its own: the pair it made ready is never completed, and the run ends in a hang that is none",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'I14', 'file': 'src/engine/engine_apply.cpp',
+        'old': '      while (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();',
+        'new': '      if (!stream.queue.empty() && stream.queue.front().done) stream.queue.pop_front();',
+        'bug': "a completed send or recv leaves its stream, but a grouped op behind it that completed first stays at the head: the stream never runs again",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'E7', 'file': 'src/engine/engine_apply.cpp',
+        'old': '      q.seq = rank.p2p_issued[{op.comm, peer, op.kind == OpKind::send}]++;',
+        'new': '      q.seq = rank.p2p_issued[{op.comm, peer, true}]++;',
+        'bug': "a rank's sends to a peer and its recvs from it share one count: a recv after a send to the same peer waits for the peer's second send, which may never come, and pairs up the wrong data",
+        'killed_by': 'default',
+    },
+    {
         'id': 'SC1',
         'file': 'src/model/split_communicators.cpp',
         'old': '  out.checks.clear();\n',
