@@ -139,6 +139,27 @@ MUTANTS = [
         'killed_by': 'default',
     },
     {
+        'id': 'R8', 'file': 'src/detectors/race_detector.cpp',
+        'old': '    const auto row = known ? static_cast<std::uint32_t>(first_buffer_[rank] + range.buffer) : kNoRow;',
+        'new': '    const auto row = known ? static_cast<std::uint32_t>(range.buffer) : kNoRow;',
+        'bug': "every rank's buffer of one index shares one history: an access on one rank is reported racing with another rank's access to its own buffer, and a write there drops it from the history, hiding its later race",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'R9', 'file': 'src/detectors/race_detector.cpp',
+        'old': '  group_sites_[slot] = site;',
+        'new': '',
+        'bug': "a conflict between two ops of one ncclGroup (a recv into what another of the group sends or receives) is never reported: the later op finds no earlier one to name",
+        'killed_by': 'default',
+    },
+    {
+        'id': 'R10', 'file': 'src/detectors/race_detector.cpp',
+        'old': '  auto key = std::make_pair(std::make_pair(earlier_site.ref.rank, op_id(earlier_site.ref)),\n                            std::make_pair(later.site.ref.rank, op_id(later.site.ref)));',
+        'new': '  auto key = std::make_pair(std::make_pair(0U, op_id(earlier_site.ref)), std::make_pair(0U, op_id(later.site.ref)));',
+        'bug': "a race is reported once per pair of op places in their threads' programs, whatever the rank: a race on another rank between ops at the same places as one reported already goes unreported",
+        'killed_by': 'default',
+    },
+    {
         'id': 'V1', 'file': 'src/detectors/value_detector.cpp',
         'old': 'for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {',
         'new': 'for (std::size_t i = 0; i < 1 && i < a.size() && i < b.size(); ++i) {',
