@@ -3,6 +3,7 @@
 // every interleaving.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include "engine/litmus.h"
@@ -179,79 +180,66 @@ TEST(P2pLitmus, a_grouped_recv_writes_at_its_own_pair_s_completion_not_at_the_gr
 }
 
 
-TEST(P2pLitmus, a_grouped_recv_s_access_carries_only_its_own_pair_s_past) {
-  // Rank 0 fills y on stream t, sends w to rank 1 after it on t, and, on stream s, which never
-  // waits for t, sends x to rank 1 and receives y from rank 2 in one group: the recv's write
-  // races the fill. In the run below ranks 1 and 2 join first, so both of the group's pairs are
-  // ready at once and the one to rank 1 completes first: the group's stream then joins rank 1's
-  // past, which holds the fill (through w). Once, the recv's access took that stream clock, and
-  // the race went unreported in such runs.
-  ScenarioBuilder b("grouped_access_clock");
-  for (int i = 0; i < 3; ++i) b.rank();
-  const CommId c = b.comm("c", {0, 1, 2});
-  const CommId d = b.comm("d", {0, 1});
-  const ThreadId t0 = b.thread(0, "main"), t1 = b.thread(1, "main"), t2 = b.thread(2, "main");
-  const StreamId s0 = b.stream(0, "s"), side = b.stream(0, "t"), s1 = b.stream(1, "s"), s2 = b.stream(2, "s");
-  const BufferId x = b.buffer(0, "x", 1, {1.0f}), y = b.buffer(0, "y", 1), w = b.buffer(0, "w", 1, {2.0f});
-  const BufferId got_w = b.buffer(1, "w", 1), got_x = b.buffer(1, "x", 1), v = b.buffer(2, "v", 1, {3.0f});
-  b.op(0, t0, ScenarioBuilder::fill(side, {y, 0, 1}, {5.0f}, "fill_y"));
-  b.op(0, t0, ScenarioBuilder::send(side, d, 1, {w, 0, 1}, "send_w"));
-  b.op(0, t0, ScenarioBuilder::send(s0, c, 1, {x, 0, 1}, "send_x", 1));
-  b.op(0, t0, ScenarioBuilder::recv(s0, c, 2, {y, 0, 1}, "recv_y", 1));
-  b.op(1, t1, ScenarioBuilder::recv(s1, d, 0, {got_w, 0, 1}, "recv_w"));
-  b.op(1, t1, ScenarioBuilder::recv(s1, c, 0, {got_x, 0, 1}, "recv_x"));
-  b.op(2, t2, ScenarioBuilder::send(s2, c, 0, {v, 0, 1}, "send_v"));
-  // Completions first, and rank 0's group joins last of all.
-  const auto hazards = litmus::run_picking(b.build(), [&](const std::vector<Action>& enabled) {
-    const auto group_join = [&](const Action& a) { return a.kind == ActionKind::join && a.rank == 0 && a.lane == s0; };
+/// A run's picks: a completion whenever one is enabled, and rank 0's join on `stream` (its
+/// group's) only when nothing else is: every peer of the group joins first, so its pairs are
+/// ready at once.
+std::function<std::size_t(const std::vector<Action>&)> completions_first_and_rank_0_s_join_on_last(StreamId stream) {
+  return [stream](const std::vector<Action>& enabled) {
     for (std::size_t i = 0; i < enabled.size(); ++i) {
       if (enabled[i].kind == ActionKind::complete) return i;
     }
     for (std::size_t i = 0; i < enabled.size(); ++i) {
-      if (!group_join(enabled[i])) return i;
+      if (!(enabled[i].kind == ActionKind::join && enabled[i].rank == 0 && enabled[i].lane == stream)) return i;
     }
     return std::size_t{0};
-  });
+  };
+}
+
+/// Three ranks: rank 0 fills y on stream t and sends w to rank 1 after it on t (communicator d);
+/// on stream s, which never waits for t, it sends x to rank 1 in group 1 on communicator c, whose
+/// recv from rank 2 each test adds. Rank 1 receives w, then x, on one stream; rank 2 sends v.
+struct GroupOverTwoPeers {
+  ScenarioBuilder b{"group_over_two_peers"};
+  RankId r[3] = {b.rank(), b.rank(), b.rank()};
+  CommId c = b.comm("c", {0, 1, 2}), d = b.comm("d", {0, 1});
+  ThreadId t0 = b.thread(0, "main"), t1 = b.thread(1, "main"), t2 = b.thread(2, "main");
+  StreamId s0 = b.stream(0, "s"), side = b.stream(0, "t"), s1 = b.stream(1, "s"), s2 = b.stream(2, "s");
+  BufferId x = b.buffer(0, "x", 1, {1.0f}), y = b.buffer(0, "y", 1), w = b.buffer(0, "w", 1, {2.0f}), z = b.buffer(0, "z", 1);
+  BufferId got_w = b.buffer(1, "w", 1), got_x = b.buffer(1, "x", 1), v = b.buffer(2, "v", 1, {3.0f});
+  GroupOverTwoPeers() {
+    b.op(0, t0, ScenarioBuilder::fill(side, {y, 0, 1}, {5.0f}, "fill_y"));
+    b.op(0, t0, ScenarioBuilder::send(side, d, 1, {w, 0, 1}, "send_w"));
+    b.op(0, t0, ScenarioBuilder::send(s0, c, 1, {x, 0, 1}, "send_x", 1));
+    b.op(1, t1, ScenarioBuilder::recv(s1, d, 0, {got_w, 0, 1}, "recv_w"));
+    b.op(1, t1, ScenarioBuilder::recv(s1, c, 0, {got_x, 0, 1}, "recv_x"));
+    b.op(2, t2, ScenarioBuilder::send(s2, c, 0, {v, 0, 1}, "send_v"));
+  }
+  /// The run in which ranks 1 and 2 join first, so both of the group's pairs are ready at once
+  /// and the one with rank 1 (the lower sender) completes first: its hazards.
+  std::vector<Hazard> run() const { return litmus::run_picking(b.build(), completions_first_and_rank_0_s_join_on_last(s0)); }
+};
+
+TEST(P2pLitmus, a_grouped_recv_s_access_carries_only_its_own_pair_s_past) {
+  // The group's recv writes y: it races the fill. The pair with rank 1 completes first, and the
+  // group's stream then joins rank 1's past, which holds the fill (through w). Once, the recv's
+  // access took that stream clock, and the race went unreported in such runs.
+  GroupOverTwoPeers g;
+  g.b.op(0, g.t0, ScenarioBuilder::recv(g.s0, g.c, 2, {g.y, 0, 1}, "recv_y", 1));
+  const auto hazards = g.run();
   EXPECT_TRUE(has(hazards, HazardKind::data_race)) << litmus::describe(hazards);
   EXPECT_NE(litmus::describe(hazards).find("between fill_y (stream t) and recv_y (stream s)"), std::string::npos)
       << litmus::describe(hazards);
 }
 
 TEST(P2pLitmus, a_group_s_stream_goes_on_after_the_past_of_every_peer_its_pairs_completed_with) {
-  // Rank 0 fills y on stream t and sends w to rank 1 after it; on stream s, which never waits for
-  // t, it sends x to rank 1 and receives v from rank 2 in one group, then fills y again. Rank 1
-  // receives x after w, so the pair of x carries the first fill, and the second fill, behind the
-  // whole group, is ordered after it: no race. The pair of x completes first (below); once the
-  // second pair's completion replaced the stream's clock with its own pair's, which knows
-  // nothing of rank 1, the second fill raced the first.
-  ScenarioBuilder b("group_stream_clock");
-  for (int i = 0; i < 3; ++i) b.rank();
-  const CommId c = b.comm("c", {0, 1, 2});
-  const CommId d = b.comm("d", {0, 1});
-  const ThreadId t0 = b.thread(0, "main"), t1 = b.thread(1, "main"), t2 = b.thread(2, "main");
-  const StreamId s0 = b.stream(0, "s"), side = b.stream(0, "t"), s1 = b.stream(1, "s"), s2 = b.stream(2, "s");
-  const BufferId x = b.buffer(0, "x", 1, {1.0f}), y = b.buffer(0, "y", 1), w = b.buffer(0, "w", 1, {2.0f}), z = b.buffer(0, "z", 1);
-  const BufferId got_w = b.buffer(1, "w", 1), got_x = b.buffer(1, "x", 1), v = b.buffer(2, "v", 1, {3.0f});
-  b.op(0, t0, ScenarioBuilder::fill(side, {y, 0, 1}, {5.0f}, "fill_y"));
-  b.op(0, t0, ScenarioBuilder::send(side, d, 1, {w, 0, 1}, "send_w"));
-  b.op(0, t0, ScenarioBuilder::send(s0, c, 1, {x, 0, 1}, "send_x", 1));
-  b.op(0, t0, ScenarioBuilder::recv(s0, c, 2, {z, 0, 1}, "recv_v", 1));
-  b.op(0, t0, ScenarioBuilder::fill(s0, {y, 0, 1}, {6.0f}, "fill_y_again"));
-  b.op(1, t1, ScenarioBuilder::recv(s1, d, 0, {got_w, 0, 1}, "recv_w"));
-  b.op(1, t1, ScenarioBuilder::recv(s1, c, 0, {got_x, 0, 1}, "recv_x"));
-  b.op(2, t2, ScenarioBuilder::send(s2, c, 0, {v, 0, 1}, "send_v"));
-  // Completions first, and rank 0's group joins last of all: both of its pairs are then ready
-  // at once, and the one with rank 1 (the lower sender) completes first.
-  const auto hazards = litmus::run_picking(b.build(), [&](const std::vector<Action>& enabled) {
-    const auto group_join = [&](const Action& a) { return a.kind == ActionKind::join && a.rank == 0 && a.lane == s0; };
-    for (std::size_t i = 0; i < enabled.size(); ++i) {
-      if (enabled[i].kind == ActionKind::complete) return i;
-    }
-    for (std::size_t i = 0; i < enabled.size(); ++i) {
-      if (!group_join(enabled[i])) return i;
-    }
-    return std::size_t{0};
-  });
+  // The group's recv writes z, and rank 0 fills y again on stream s behind the whole group. The
+  // pair of x carries the first fill (rank 1 receives x after w), so the second fill is ordered
+  // after it: no race. Once the second pair's completion replaced the stream's clock with its
+  // own pair's, which knows nothing of rank 1, and the second fill raced the first.
+  GroupOverTwoPeers g;
+  g.b.op(0, g.t0, ScenarioBuilder::recv(g.s0, g.c, 2, {g.z, 0, 1}, "recv_v", 1));
+  g.b.op(0, g.t0, ScenarioBuilder::fill(g.s0, {g.y, 0, 1}, {6.0f}, "fill_y_again"));
+  const auto hazards = g.run();
   EXPECT_FALSE(has(hazards, HazardKind::data_race)) << litmus::describe(hazards);
   EXPECT_TRUE(hazards.empty()) << litmus::describe(hazards);
 }
