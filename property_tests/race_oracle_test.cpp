@@ -233,12 +233,14 @@ Pairs unordered_pairs(const std::vector<Access>& accesses, Ordered ordered) {
 /// No group (groups_by_op).
 constexpr std::uint32_t kNoGroup = ~std::uint32_t{0};
 
+/// Whether `op` is a send or recv of ncclGroup number `group` (0: none).
+bool in_group(const Op& op, std::uint32_t group) { return group != 0 && op.group == group && is_p2p(op.kind); }
+
 /// Per op number, the ncclGroup it is in, named by its first op's number, or kNoGroup: a run of
 /// consecutive sends and recvs of one thread with one nonzero group number.
 std::vector<std::uint32_t> groups_by_op(const Scenario& scenario) {
   std::vector<std::uint32_t> group_of;
   std::map<std::tuple<RankId, ThreadId, std::uint32_t>, std::uint32_t> number_of;
-  const auto in_group = [](const Op& op, std::uint32_t group) { return group != 0 && op.group == group && is_p2p(op.kind); };
   for_each_op(scenario, [&](std::uint32_t n, const OpRef& ref, const Op& op) {
     number_of[{ref.rank, ref.thread, ref.index}] = n;
     if (group_of.size() <= n) group_of.resize(n + 1, kNoGroup);
@@ -357,7 +359,6 @@ class StepHappensBefore {
  private:
   template <typename Id>
   using PerRank = std::map<std::pair<RankId, Id>, std::vector<std::uint32_t>>;
-  static bool in_group(const Op& op, std::uint32_t group) { return group != 0 && op.group == group && is_p2p(op.kind); }
 
   /// The step at which op `number` did `what` ("issued", "joined", "finished"); fails the
   /// property when it has not, since a step the rules order after it has come.
